@@ -1,0 +1,184 @@
+//! Exact coordinate descent on the collapsed DP-means objective (MAD-Bayes Eq. 9, Alg. 2):
+//! J(c) = Σ_k Σ_{n: c_n = k} ‖x_n − x̄_k‖² + (K − 1)·P, x̄_k the empirical mean.
+//!
+//! A row in cluster a (m_a members) costs m_a/(m_a − 1)·‖x_n − x̄_a‖² to keep there (the
+//! drop in the sum of squares if it left), or P when it is alone (its leaving removes a
+//! cluster). Joining b costs m_b/(m_b + 1)·‖x_n − x̄_b‖², a new singleton costs P. Every row
+//! takes the cheapest option (ties keep it where it is, then favour the lowest cluster
+//! index, then an existing cluster over a new one), so J never increases.
+//!
+//! Merging clusters a and b changes J by m_a m_b/(m_a + m_b)·‖x̄_a − x̄_b‖² − P; the optional
+//! merge step applies the best negative merge until none is left. Sums and counts are kept
+//! per cluster, so a move costs O(D) after the O(K D) search.
+
+use crate::RowMatrix;
+use crate::linalg::{axpy, sq_dist};
+
+/// The partition being optimised, with each cluster's member count, sum and mean.
+pub(crate) struct Partition {
+    pub labels: Vec<usize>,
+    counts: Vec<usize>,
+    sums: RowMatrix,
+    means: RowMatrix,
+    /// Slots of emptied clusters, reused before new slots are appended.
+    free: Vec<usize>,
+}
+
+impl Partition {
+    /// Builds the state for `labels` (any values in `0..k`).
+    pub fn new(x: &RowMatrix, labels: Vec<usize>, k: usize) -> Self {
+        let d = x.n_cols();
+        let mut counts = vec![0; k];
+        let mut sums = RowMatrix::zeros(k, d);
+        for (n, &c) in labels.iter().enumerate() {
+            counts[c] += 1;
+            axpy(1.0, x.row(n), sums.row_mut(c));
+        }
+        let mut p = Self {
+            labels,
+            counts,
+            sums,
+            means: RowMatrix::zeros(k, d),
+            free: Vec::new(),
+        };
+        for j in 0..k {
+            if p.counts[j] == 0 {
+                p.free.push(j);
+            } else {
+                p.refresh_mean(j);
+            }
+        }
+        p
+    }
+
+    /// Number of non-empty clusters.
+    pub fn k(&self) -> usize {
+        self.counts.len() - self.free.len()
+    }
+
+    fn refresh_mean(&mut self, j: usize) {
+        let inv = 1.0 / self.counts[j] as f64;
+        let (s, m) = (self.sums.row(j).to_vec(), self.means.row_mut(j));
+        for (mi, si) in m.iter_mut().zip(s) {
+            *mi = si * inv;
+        }
+    }
+
+    /// Moves row n to cluster `to` (`None`: a new cluster).
+    fn move_row(&mut self, x: &RowMatrix, n: usize, to: Option<usize>) {
+        let from = self.labels[n];
+        self.counts[from] -= 1;
+        axpy(-1.0, x.row(n), self.sums.row_mut(from));
+        if self.counts[from] == 0 {
+            self.sums.row_mut(from).fill(0.0);
+            self.free.push(from);
+        } else {
+            self.refresh_mean(from);
+        }
+        let to = to.unwrap_or_else(|| self.new_slot());
+        self.counts[to] += 1;
+        axpy(1.0, x.row(n), self.sums.row_mut(to));
+        self.refresh_mean(to);
+        self.labels[n] = to;
+    }
+
+    fn new_slot(&mut self) -> usize {
+        if let Some(j) = self.free.pop() {
+            return j;
+        }
+        let d = self.sums.n_cols();
+        self.counts.push(0);
+        self.sums.push_row(&vec![0.0; d]);
+        self.means.push_row(&vec![0.0; d]);
+        self.counts.len() - 1
+    }
+
+    /// One sweep of exact single-row moves over `order`; returns the number of moves.
+    pub fn sweep(&mut self, x: &RowMatrix, order: &[usize], penalty: f64, k_max: usize) -> usize {
+        let mut moves = 0;
+        for &n in order {
+            let a = self.labels[n];
+            let m_a = self.counts[a];
+            let stay = if m_a == 1 {
+                penalty
+            } else {
+                m_a as f64 / (m_a as f64 - 1.0) * sq_dist(x.row(n), self.means.row(a))
+            };
+            let mut best: Option<Option<usize>> = None;
+            let mut best_cost = stay;
+            for b in 0..self.counts.len() {
+                let m_b = self.counts[b];
+                if b == a || m_b == 0 {
+                    continue;
+                }
+                let cost = m_b as f64 / (m_b as f64 + 1.0) * sq_dist(x.row(n), self.means.row(b));
+                if cost < best_cost {
+                    best_cost = cost;
+                    best = Some(Some(b));
+                }
+            }
+            // A singleton moving to a new cluster changes nothing, so only others may open one.
+            if m_a > 1 && self.k() < k_max && penalty < best_cost {
+                best = Some(None);
+            }
+            if let Some(to) = best {
+                self.move_row(x, n, to);
+                moves += 1;
+            }
+        }
+        moves
+    }
+
+    /// Applies the best merge of two clusters while one lowers the objective; returns how
+    /// many merges were made.
+    pub fn merge_while_better(&mut self, penalty: f64) -> usize {
+        let mut merges = 0;
+        loop {
+            let live: Vec<usize> = (0..self.counts.len())
+                .filter(|&j| self.counts[j] > 0)
+                .collect();
+            let mut best: Option<(usize, usize)> = None;
+            let mut best_delta = 0.0;
+            for (i, &a) in live.iter().enumerate() {
+                for &b in &live[i + 1..] {
+                    let (ma, mb) = (self.counts[a] as f64, self.counts[b] as f64);
+                    let delta = ma * mb / (ma + mb) * sq_dist(self.means.row(a), self.means.row(b))
+                        - penalty;
+                    if delta < best_delta {
+                        best_delta = delta;
+                        best = Some((a, b));
+                    }
+                }
+            }
+            let Some((a, b)) = best else {
+                return merges;
+            };
+            for n in 0..self.labels.len() {
+                if self.labels[n] == b {
+                    self.labels[n] = a;
+                }
+            }
+            self.counts[a] += self.counts[b];
+            self.counts[b] = 0;
+            let sb = self.sums.row(b).to_vec();
+            axpy(1.0, &sb, self.sums.row_mut(a));
+            self.sums.row_mut(b).fill(0.0);
+            self.free.push(b);
+            self.refresh_mean(a);
+            merges += 1;
+        }
+    }
+
+    /// Labels renumbered `0..K` in slot order, dropping empty slots.
+    pub fn compact_labels(&self) -> (Vec<usize>, usize) {
+        let mut index = vec![usize::MAX; self.counts.len()];
+        let mut k = 0;
+        for j in 0..self.counts.len() {
+            if self.counts[j] > 0 {
+                index[j] = k;
+                k += 1;
+            }
+        }
+        (self.labels.iter().map(|&c| index[c]).collect(), k)
+    }
+}

@@ -1,0 +1,35 @@
+//! Collapsed DP-means (MAD-Bayes Alg. 2): the means are always the exact cluster means, and
+//! each row moves to wherever the objective of Eq. 9 is lowest. Its parameters are
+//! [`CollapsedDpMeans`](crate::clustering::CollapsedDpMeans).
+//!
+//! The same descent, with merges, is the optional refinement of DP-means.
+
+mod descent;
+mod run;
+
+use crate::RowMatrix;
+use crate::clustering::model::ClusterRun;
+pub use run::collapsed_dp_means_run;
+pub(crate) use run::{descend, descent_to_run};
+
+/// Refines a finished clustering run: exact single-row moves and merges until neither
+/// lowers the collapsed objective (equal to the DP-means objective once means are cluster
+/// means). The refinement's sweeps are added to the run's iterations and trace.
+pub fn refine(
+    x: &RowMatrix,
+    run: ClusterRun,
+    penalty: f64,
+    k_max: usize,
+    order: &[usize],
+    max_sweeps: usize,
+) -> ClusterRun {
+    let k = run.means.n_rows();
+    let desc = descend(x, run.labels, k, penalty, k_max, order, true, max_sweeps);
+    let mut refined = descent_to_run(x, desc, penalty);
+    let mut trace = run.trace;
+    trace.extend_from_slice(&refined.trace);
+    refined.trace = trace;
+    refined.n_iter += run.n_iter;
+    refined.converged &= run.converged;
+    refined
+}

@@ -1,0 +1,93 @@
+//! One run of collapsed DP-means, and the same descent used to refine any clustering.
+
+use super::descent::Partition;
+use crate::RowMatrix;
+use crate::clustering::model::ClusterRun;
+use crate::clustering::objective::{cluster_means, collapsed_dp_means_objective};
+
+/// Result of a descent: the compacted labels, K, sweeps made and the trace.
+pub(crate) struct Descent {
+    pub labels: Vec<usize>,
+    pub k: usize,
+    pub sweeps: usize,
+    pub converged: bool,
+    pub trace: Vec<f64>,
+}
+
+/// Exact coordinate descent from `labels` (values in `0..k`): sweeps over `order` until one
+/// moves nothing; with `merges`, then the best merges while they pay, and again sweeps,
+/// until neither changes anything. At most `max_sweeps` sweeps.
+pub(crate) fn descend(
+    x: &RowMatrix,
+    labels: Vec<usize>,
+    k: usize,
+    penalty: f64,
+    k_max: usize,
+    order: &[usize],
+    merges: bool,
+    max_sweeps: usize,
+) -> Descent {
+    let mut part = Partition::new(x, labels, k);
+    let mut trace = Vec::new();
+    let mut sweeps = 0;
+    let mut converged = false;
+    while sweeps < max_sweeps {
+        sweeps += 1;
+        let moved = part.sweep(x, order, penalty, k_max);
+        let merged = if merges && moved == 0 {
+            part.merge_while_better(penalty)
+        } else {
+            0
+        };
+        trace.push(collapsed_dp_means_objective(x, &part.labels, penalty));
+        if moved == 0 && merged == 0 {
+            converged = true;
+            break;
+        }
+    }
+    let (labels, k) = part.compact_labels();
+    Descent {
+        labels,
+        k,
+        sweeps,
+        converged,
+        trace,
+    }
+}
+
+/// One collapsed DP-means run: all rows start in one cluster, then [`descend`].
+pub fn collapsed_dp_means_run(
+    x: &RowMatrix,
+    penalty: f64,
+    k_max: usize,
+    max_iter: usize,
+    order: &[usize],
+    merges: bool,
+) -> ClusterRun {
+    let start = vec![0; x.n_rows()];
+    let mut run = descent_to_run(
+        x,
+        descend(x, start, 1, penalty, k_max, order, merges, max_iter),
+        penalty,
+    );
+    // The single-cluster start is the first state of the trace.
+    run.trace.insert(
+        0,
+        collapsed_dp_means_objective(x, &vec![0; x.n_rows()], penalty),
+    );
+    run
+}
+
+/// Packs a finished descent as a run: means are the exact cluster means.
+pub(crate) fn descent_to_run(x: &RowMatrix, desc: Descent, penalty: f64) -> ClusterRun {
+    let means = cluster_means(x, &desc.labels, desc.k);
+    let objective = collapsed_dp_means_objective(x, &desc.labels, penalty);
+    ClusterRun {
+        labels: desc.labels,
+        means,
+        objective,
+        n_iter: desc.sweeps,
+        converged: desc.converged,
+        trace: desc.trace,
+    }
+}

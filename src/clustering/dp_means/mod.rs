@@ -1,0 +1,20 @@
+//! DP-means and capped DP-means: minimise Σ_n ‖x_n − a_{c_n}‖² + (K − 1)·P over labels,
+//! means and K (MAD-Bayes Eq. 3, the small-variance limit of a Dirichlet-process mixture;
+//! Eq. 12 with a cap on K). Also the shared parameters of collapsed DP-means.
+//!
+//! ```
+//! use madbayes::{RowMatrix, clustering::DpMeans};
+//! let x = RowMatrix::from_rows(&[[0.0], [0.2], [10.0], [10.2], [20.0]]);
+//! let fit = DpMeans::params(4.0).seed(1).check()?.fit(&x)?;
+//! assert_eq!(fit.k(), 3);
+//! assert!((fit.objective() - (0.02 + 0.02 + 2.0 * 4.0)).abs() < 1e-12);
+//! # Ok::<(), madbayes::FitError>(())
+//! ```
+
+mod params;
+mod sweep;
+
+pub use params::{
+    CollapsedDpMeans, DpMeans, DpMeansParams, DpMeansValidParams, DpVariant, random_order,
+};
+pub use sweep::dp_means_run;

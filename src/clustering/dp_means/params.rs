@@ -1,0 +1,170 @@
+//! Parameters of DP-means and collapsed DP-means (shared), their checks, and fitting.
+
+use super::dp_means_run;
+use crate::RowMatrix;
+use crate::clustering::collapsed_dp_means::{collapsed_dp_means_run, refine};
+use crate::clustering::model::Clustering;
+use crate::error::{FitError, ParamError, check_data, check_penalty};
+use crate::linalg::row_sq_norms;
+use crate::restarts::{Observer, Silent, best_of_runs};
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+
+/// Which DP-means algorithm to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DpVariant {
+    /// DP-means (Kulis & Jordan): sweeps against fixed means, means updated after each sweep.
+    Sweeps,
+    /// Collapsed DP-means (MAD-Bayes Alg. 2): exact coordinate descent on Eq. 9.
+    Collapsed,
+}
+
+/// Entry point: `DpMeans::params(penalty)`.
+pub struct DpMeans;
+
+/// Entry point: `CollapsedDpMeans::params(penalty)`.
+pub struct CollapsedDpMeans;
+
+impl DpMeans {
+    /// DP-means with penalty P = λ² (the cost of one more cluster). Defaults: no cap on K,
+    /// 10 restarts (each visits the rows in its own random order), at most 300 sweeps,
+    /// seed 0, no refinement.
+    pub fn params(penalty: f64) -> DpMeansParams {
+        DpMeansParams::new(penalty, DpVariant::Sweeps)
+    }
+}
+
+impl CollapsedDpMeans {
+    /// Collapsed DP-means with penalty P; the same defaults as [`DpMeans::params`].
+    pub fn params(penalty: f64) -> DpMeansParams {
+        DpMeansParams::new(penalty, DpVariant::Collapsed)
+    }
+}
+
+/// Unchecked DP-means parameters (a builder).
+#[derive(Clone, Debug)]
+pub struct DpMeansParams(DpMeansValidParams);
+
+/// DP-means parameters that passed [`DpMeansParams::check`].
+#[derive(Clone, Debug)]
+pub struct DpMeansValidParams {
+    variant: DpVariant,
+    penalty: f64,
+    k_max: Option<usize>,
+    restarts: usize,
+    max_iter: usize,
+    seed: u64,
+    refine: bool,
+}
+
+impl DpMeansParams {
+    fn new(penalty: f64, variant: DpVariant) -> Self {
+        Self(DpMeansValidParams {
+            variant,
+            penalty,
+            k_max: None,
+            restarts: 10,
+            max_iter: 300,
+            seed: 0,
+            refine: false,
+        })
+    }
+    /// Caps the number of clusters (capped DP-means, MAD-Bayes Eq. 12).
+    pub fn k_max(mut self, k: Option<usize>) -> Self {
+        self.0.k_max = k;
+        self
+    }
+    /// Number of independent runs; the lowest objective wins.
+    pub fn restarts(mut self, r: usize) -> Self {
+        self.0.restarts = r;
+        self
+    }
+    /// Sweep cap of each run.
+    pub fn max_iter(mut self, m: usize) -> Self {
+        self.0.max_iter = m;
+        self
+    }
+    /// Seed of all randomness; run i uses stream i of this seed.
+    pub fn seed(mut self, s: u64) -> Self {
+        self.0.seed = s;
+        self
+    }
+    /// Beyond the paper: after the algorithm converges, descend further with exact
+    /// single-row moves and merges of two clusters, accepting only what lowers the objective.
+    pub fn refine(mut self, on: bool) -> Self {
+        self.0.refine = on;
+        self
+    }
+    /// Checks the rules that hold for any data.
+    pub fn check(self) -> Result<DpMeansValidParams, ParamError> {
+        let p = self.0;
+        check_penalty(p.penalty)?;
+        if p.k_max == Some(0) {
+            return Err(ParamError::KZero(0));
+        }
+        if p.restarts == 0 {
+            return Err(ParamError::NoRestarts);
+        }
+        if p.max_iter == 0 {
+            return Err(ParamError::NoIterations);
+        }
+        Ok(p)
+    }
+}
+
+impl DpMeansValidParams {
+    /// The penalty P.
+    pub fn penalty(&self) -> f64 {
+        self.penalty
+    }
+
+    /// Fits on `x`: R restarts in parallel on the current rayon pool, the best returned.
+    pub fn fit(&self, x: &RowMatrix) -> Result<Clustering, FitError> {
+        self.fit_with(x, &Silent)
+    }
+
+    /// [`fit`](Self::fit), reporting progress to `observer`.
+    pub fn fit_with(&self, x: &RowMatrix, observer: &dyn Observer) -> Result<Clustering, FitError> {
+        check_data(x)?;
+        let n = x.n_rows();
+        if let Some(k) = self.k_max
+            && k > n
+        {
+            return Err(FitError::KTooLarge { k, n });
+        }
+        let k_max = self.k_max.unwrap_or(usize::MAX);
+        let norms = row_sq_norms(x);
+        let best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
+            let order = random_order(n, rng);
+            match self.variant {
+                DpVariant::Sweeps => {
+                    let run = dp_means_run(x, &norms, self.penalty, k_max, self.max_iter, &order);
+                    if self.refine {
+                        refine(x, run, self.penalty, k_max, &order, self.max_iter)
+                    } else {
+                        run
+                    }
+                }
+                DpVariant::Collapsed => collapsed_dp_means_run(
+                    x,
+                    self.penalty,
+                    k_max,
+                    self.max_iter,
+                    &order,
+                    self.refine,
+                ),
+            }
+        });
+        Ok(Clustering::from_best(best))
+    }
+}
+
+/// A uniformly random permutation of `0..n` (Fisher–Yates on the run's own stream).
+pub fn random_order(n: usize, rng: &mut ChaCha8Rng) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        let j = rng.random_range(0..=i);
+        order.swap(i, j);
+    }
+    order
+}

@@ -1,0 +1,115 @@
+//! Parameters of K-means, their checks, and the fit entry points.
+
+use super::{kmeans_plus_plus, lloyd};
+use crate::clustering::model::Clustering;
+use crate::error::{FitError, ParamError, check_data};
+use crate::linalg::row_sq_norms;
+use crate::restarts::{Observer, Silent, best_of_runs};
+use crate::{RowMatrix, restarts};
+
+/// Entry point: `KMeans::params(k)`.
+pub struct KMeans;
+
+impl KMeans {
+    /// Parameters for `k` clusters, with defaults: 10 restarts, at most 300 iterations per
+    /// run, seed 0.
+    pub fn params(k: usize) -> KMeansParams {
+        KMeansParams(KMeansValidParams {
+            k,
+            restarts: 10,
+            max_iter: 300,
+            seed: 0,
+        })
+    }
+}
+
+/// Unchecked K-means parameters (a builder).
+#[derive(Clone, Debug)]
+pub struct KMeansParams(KMeansValidParams);
+
+/// K-means parameters that passed [`KMeansParams::check`].
+#[derive(Clone, Debug)]
+pub struct KMeansValidParams {
+    k: usize,
+    restarts: usize,
+    max_iter: usize,
+    seed: u64,
+}
+
+impl KMeansParams {
+    /// Number of independent runs (k-means++ seeding each); the lowest objective wins.
+    pub fn restarts(mut self, r: usize) -> Self {
+        self.0.restarts = r;
+        self
+    }
+    /// Iteration cap of each run.
+    pub fn max_iter(mut self, m: usize) -> Self {
+        self.0.max_iter = m;
+        self
+    }
+    /// Seed of all randomness; run i uses stream i of this seed.
+    pub fn seed(mut self, s: u64) -> Self {
+        self.0.seed = s;
+        self
+    }
+    /// Checks the rules that hold for any data.
+    pub fn check(self) -> Result<KMeansValidParams, ParamError> {
+        let p = self.0;
+        if p.k == 0 {
+            return Err(ParamError::KZero(0));
+        }
+        if p.restarts == 0 {
+            return Err(ParamError::NoRestarts);
+        }
+        if p.max_iter == 0 {
+            return Err(ParamError::NoIterations);
+        }
+        Ok(p)
+    }
+}
+
+impl KMeansValidParams {
+    /// Number of clusters.
+    pub fn k(&self) -> usize {
+        self.k
+    }
+
+    /// Fits on `x`: R restarts in parallel on the current rayon pool, the best returned.
+    pub fn fit(&self, x: &RowMatrix) -> Result<Clustering, FitError> {
+        self.fit_with(x, &Silent)
+    }
+
+    /// [`fit`](Self::fit), reporting progress to `observer`.
+    pub fn fit_with(&self, x: &RowMatrix, observer: &dyn Observer) -> Result<Clustering, FitError> {
+        check_data(x)?;
+        if self.k > x.n_rows() {
+            return Err(FitError::KTooLarge {
+                k: self.k,
+                n: x.n_rows(),
+            });
+        }
+        let norms = row_sq_norms(x);
+        let best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
+            let init = kmeans_plus_plus(x, &norms, self.k, rng);
+            lloyd(x, &norms, init, self.max_iter)
+        });
+        Ok(Clustering::from_best(best))
+    }
+
+    /// One Lloyd run from the given initial means (no seeding, no restarts).
+    pub fn fit_from_means(&self, x: &RowMatrix, init: &RowMatrix) -> Result<Clustering, FitError> {
+        check_data(x)?;
+        assert_eq!(
+            init.n_cols(),
+            x.n_cols(),
+            "initial means and data differ in D"
+        );
+        let norms = row_sq_norms(x);
+        let run = lloyd(x, &norms, init.clone(), self.max_iter);
+        Ok(Clustering::from_best(restarts::Best {
+            run_objectives: vec![run.objective],
+            best: run,
+            best_run: 0,
+        }))
+    }
+}

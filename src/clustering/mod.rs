@@ -1,0 +1,13 @@
+//! The clustering family of MAD-Bayes: K-means, DP-means (capped or not), collapsed
+//! DP-means and Mahalanobis clustering. Every algorithm returns a [`Clustering`]; every
+//! objective is a public function in [`objective`], so any labelling can be scored.
+
+pub mod collapsed_dp_means;
+pub mod dp_means;
+pub mod kmeans;
+pub mod model;
+pub mod objective;
+
+pub use dp_means::{CollapsedDpMeans, DpMeans, DpMeansParams, DpMeansValidParams, DpVariant};
+pub use kmeans::{KMeans, KMeansParams, KMeansValidParams};
+pub use model::{ClusterRun, Clustering, one_hot};

@@ -1,0 +1,152 @@
+//! The clustering objectives of MAD-Bayes as plain functions, so any labelling can be scored.
+//!
+//! Notation (ALGORITHMS.md): `x` is `N × D`, `labels[n] = c_n ∈ 0..K`, `means` is `K × D`
+//! (row k is a_k), P = λ² the penalty. Sums are taken over fixed row blocks and added in
+//! block order, so a value is bit-identical for any thread count.
+
+use crate::RowMatrix;
+use crate::linalg::{BLOCK_ROWS, axpy, ordered_block_reduce, sq_dist};
+
+/// Σ_n ‖x_n − a_{c_n}‖².
+///
+/// # Panics
+/// When shapes disagree or a label is not below `means.n_rows()`.
+#[track_caller]
+pub fn sum_of_squares(x: &RowMatrix, labels: &[usize], means: &RowMatrix) -> f64 {
+    assert_eq!(labels.len(), x.n_rows(), "one label per row");
+    assert_eq!(means.n_cols(), x.n_cols(), "means and data differ in D");
+    assert!(
+        labels.iter().all(|&c| c < means.n_rows()),
+        "a label is not below K = {}",
+        means.n_rows()
+    );
+    let mut total = 0.0;
+    ordered_block_reduce(
+        x.n_rows(),
+        BLOCK_ROWS,
+        |_, s, e| {
+            (s..e)
+                .map(|n| sq_dist(x.row(n), means.row(labels[n])))
+                .sum::<f64>()
+        },
+        |p| total += p,
+    );
+    total
+}
+
+/// K-means objective (fixed K): Σ_n ‖x_n − a_{c_n}‖².
+#[track_caller]
+pub fn kmeans_objective(x: &RowMatrix, labels: &[usize], means: &RowMatrix) -> f64 {
+    sum_of_squares(x, labels, means)
+}
+
+/// DP-means objective (Broderick et al. 2013, Eq. 3): Σ_n ‖x_n − a_{c_n}‖² + (K − 1)·P, with
+/// K = `means.n_rows()` (every mean counts, used or not).
+#[track_caller]
+pub fn dp_means_objective(x: &RowMatrix, labels: &[usize], means: &RowMatrix, penalty: f64) -> f64 {
+    sum_of_squares(x, labels, means) + (means.n_rows() as f64 - 1.0) * penalty
+}
+
+/// Collapsed DP-means objective (Eq. 9): Σ_k Σ_{n: c_n = k} ‖x_n − x̄_k‖² + (K − 1)·P, where
+/// x̄_k is the empirical mean of cluster k and K the number of non-empty clusters. Labels may
+/// be any integers; only the partition they define matters.
+#[track_caller]
+pub fn collapsed_dp_means_objective(x: &RowMatrix, labels: &[usize], penalty: f64) -> f64 {
+    let (compact, k) = compact_labels(labels);
+    let means = cluster_means(x, &compact, k);
+    sum_of_squares(x, &compact, &means) + (k as f64 - 1.0) * penalty
+}
+
+/// Relabels a partition as `0..K` in order of first appearance; returns the labels and K.
+pub fn compact_labels(labels: &[usize]) -> (Vec<usize>, usize) {
+    let mut map = std::collections::HashMap::new();
+    let out = labels
+        .iter()
+        .map(|&c| {
+            let next = map.len();
+            *map.entry(c).or_insert(next)
+        })
+        .collect();
+    (out, map.len())
+}
+
+/// Empirical mean of each cluster `0..k` (an empty cluster gets a zero row). Each sum runs
+/// over the rows in index order, so it is the same for any thread count.
+#[track_caller]
+pub fn cluster_means(x: &RowMatrix, labels: &[usize], k: usize) -> RowMatrix {
+    assert_eq!(labels.len(), x.n_rows(), "one label per row");
+    let d = x.n_cols();
+    let mut sums = RowMatrix::zeros(k, d);
+    let mut counts = vec![0usize; k];
+    ordered_block_reduce(
+        x.n_rows(),
+        BLOCK_ROWS,
+        |_, s, e| {
+            let mut part = RowMatrix::zeros(k, d);
+            let mut cnt = vec![0usize; k];
+            for n in s..e {
+                axpy(1.0, x.row(n), part.row_mut(labels[n]));
+                cnt[labels[n]] += 1;
+            }
+            (part, cnt)
+        },
+        |(part, cnt)| {
+            for j in 0..k {
+                if cnt[j] > 0 {
+                    axpy(1.0, part.row(j), sums.row_mut(j));
+                    counts[j] += cnt[j];
+                }
+            }
+        },
+    );
+    for j in 0..k {
+        if counts[j] > 0 {
+            let inv = 1.0 / counts[j] as f64;
+            sums.row_mut(j).iter_mut().for_each(|v| *v *= inv);
+        }
+    }
+    sums
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toy() -> RowMatrix {
+        RowMatrix::from_rows(&[
+            [0.0, 0.0],
+            [2.0, 0.0],
+            [10.0, 10.0],
+            [10.0, 12.0],
+            [11.0, 11.0],
+        ])
+    }
+
+    #[test]
+    fn hand_computed_values() {
+        let x = toy();
+        let labels = [0, 0, 1, 1, 1];
+        let means = cluster_means(&x, &labels, 2);
+        assert_eq!(means.row(0), &[1.0, 0.0]);
+        assert!((means.row(1)[0] - 31.0 / 3.0).abs() < 1e-12 && means.row(1)[1] == 11.0);
+        // Cluster 0: 1 + 1 = 2. Cluster 1: x-deviations (-1/3, -1/3, 2/3), y (-1, 1, 0).
+        let ss = 2.0 + (1.0 / 9.0 + 1.0 / 9.0 + 4.0 / 9.0) + 2.0;
+        assert!((kmeans_objective(&x, &labels, &means) - ss).abs() < 1e-12);
+        assert!((dp_means_objective(&x, &labels, &means, 5.0) - (ss + 5.0)).abs() < 1e-12);
+        // Only the partition matters for the collapsed objective.
+        let relabelled = [7, 7, 3, 3, 3];
+        assert!((collapsed_dp_means_objective(&x, &relabelled, 5.0) - (ss + 5.0)).abs() < 1e-12);
+        // One cluster pays no penalty.
+        let one = [0; 5];
+        let m = cluster_means(&x, &one, 1);
+        assert_eq!(
+            dp_means_objective(&x, &one, &m, 100.0),
+            sum_of_squares(&x, &one, &m)
+        );
+    }
+
+    #[test]
+    fn compact_labels_keeps_first_appearance_order() {
+        assert_eq!(compact_labels(&[5, 2, 5, 9]), (vec![0, 1, 0, 2], 3));
+    }
+}

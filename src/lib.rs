@@ -11,11 +11,22 @@
 //! defaults) → `.check()` (rules that hold for any data) → `.fit(&x)` (rules that depend on
 //! the data, then the runs) → a model with getters.
 
+// Index loops over rows and clusters read like the equations they implement.
+#![allow(clippy::needless_range_loop)]
+
 pub mod clustering;
 pub mod error;
+pub mod generate;
+pub mod io;
 pub mod linalg;
 pub mod matrix;
+pub mod metrics;
 pub mod restarts;
 
 pub use error::{FitError, ParamError};
 pub use matrix::RowMatrix;
+
+/// The README's code examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -13,6 +13,7 @@
 
 pub mod clustering;
 pub mod error;
+pub mod io;
 pub mod linalg;
 pub mod matrix;
 pub mod restarts;

@@ -287,8 +287,8 @@ fn malformed_csv_files() {
     let d = tmp();
     let out = d.path().join("out");
     let cases: [(&str, &str, &[&str]); 7] = [
-        ("empty.csv", "", &["empty"]),
-        ("header_only.csv", "a,b\n", &["empty"]),
+        ("empty.csv", "", &["empty.csv"]),
+        ("header_only.csv", "a,b\n", &["no data"]),
         ("ragged.csv", "1,2\n3,4\n5\n", &["line 3"]),
         ("text.csv", "1,2\n3,abc\n", &["abc", "line 2"]),
         ("nan.csv", "1,2\nnan,4\n", &["line 2"]),

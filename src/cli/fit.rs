@@ -45,7 +45,7 @@ pub struct FitArgs {
     #[arg(long)]
     pub out: PathBuf,
     /// The penalty P = λ²: the objective cost of one more cluster.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub penalty: Option<f64>,
     /// Number of clusters (kmeans), or the most clusters allowed (dp-means variants).
     #[arg(long)]

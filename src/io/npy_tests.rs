@@ -8,7 +8,7 @@ use std::time::Instant;
 fn npy(version: u8, dict: &str, data: &[u8]) -> Vec<u8> {
     let len_bytes = if version == 1 { 2 } else { 4 };
     let mut header = dict.as_bytes().to_vec();
-    while (8 + len_bytes + header.len() + 1) % 64 != 0 {
+    while !(8 + len_bytes + header.len() + 1).is_multiple_of(64) {
         header.push(b' ');
     }
     header.push(b'\n');

@@ -209,8 +209,11 @@ fn kmeans_with_k_equal_to_n_is_exact() {
     }
 }
 
-fn every_algorithm(penalty: f64, k: usize) -> Vec<(String, Box<dyn Fn(&RowMatrix) -> Clustering>)> {
-    let mut out: Vec<(String, Box<dyn Fn(&RowMatrix) -> Clustering>)> = vec![(
+/// A named way to fit data.
+type Fitter = (String, Box<dyn Fn(&RowMatrix) -> Clustering>);
+
+fn every_algorithm(penalty: f64, k: usize) -> Vec<Fitter> {
+    let mut out: Vec<Fitter> = vec![(
         format!("K-means K={k}"),
         Box::new(move |x: &RowMatrix| {
             KMeans::params(k)
@@ -366,7 +369,8 @@ fn results_are_bit_identical_on_one_and_two_threads() {
         .collect();
     let (x, _) = blobs(&centers, 2000, &mut rng(8));
     assert!(x.n_rows() >= 10_000);
-    let algos: Vec<(&str, Box<dyn Fn() -> Clustering + Sync>)> = vec![
+    type Job<'a> = (&'static str, Box<dyn Fn() -> Clustering + Sync + 'a>);
+    let algos: Vec<Job> = vec![
         (
             "K-means",
             Box::new(|| {
@@ -470,5 +474,68 @@ fn dp_means_recovers_well_separated_gaussian_blobs() {
         let f = params.restarts(3).seed(1).check().unwrap().fit(&x).unwrap();
         assert_eq!(f.k(), 5);
         assert!(same_partition(f.labels(), &truth), "blobs not recovered");
+    }
+}
+
+#[test]
+fn results_do_not_depend_on_where_the_data_sit() {
+    // Squared distances are translation-invariant. Far from the origin (offset 10⁷, unit
+    // spread) ‖x‖² − 2x·a + ‖a‖² alone would lose all digits of the distance.
+    let x0 = uniform(400, 2, &mut rng(11));
+    for off in [1e3, 1e7] {
+        let x = RowMatrix::new(400, 2, x0.as_slice().iter().map(|v| v + off).collect());
+        let fits: Vec<Fitter> = vec![
+            (
+                "K-means".to_string(),
+                Box::new(|x: &RowMatrix| {
+                    KMeans::params(6)
+                        .restarts(3)
+                        .seed(1)
+                        .check()
+                        .unwrap()
+                        .fit(x)
+                        .unwrap()
+                }),
+            ),
+            (
+                "DP-means".to_string(),
+                Box::new(|x: &RowMatrix| {
+                    DpMeans::params(0.05)
+                        .restarts(3)
+                        .seed(1)
+                        .check()
+                        .unwrap()
+                        .fit(x)
+                        .unwrap()
+                }),
+            ),
+            (
+                "collapsed".to_string(),
+                Box::new(|x: &RowMatrix| {
+                    CollapsedDpMeans::params(0.05)
+                        .restarts(3)
+                        .seed(1)
+                        .check()
+                        .unwrap()
+                        .fit(x)
+                        .unwrap()
+                }),
+            ),
+        ];
+        for (name, fit) in &fits {
+            let (a, b) = (fit(&x0), fit(&x));
+            let what = format!("{name} at offset {off:e}");
+            assert!(
+                same_partition(a.labels(), b.labels()),
+                "{what}: partition moved"
+            );
+            assert!(
+                (a.objective() - b.objective()).abs() <= 1e-6 * a.objective(),
+                "{what}"
+            );
+            for (p, q) in a.means().as_slice().iter().zip(b.means().as_slice()) {
+                assert!((p + off - q).abs() <= 1e-6 * off, "{what}: means");
+            }
+        }
     }
 }

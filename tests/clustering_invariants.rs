@@ -533,6 +533,9 @@ fn results_do_not_depend_on_where_the_data_sit() {
                 (a.objective() - b.objective()).abs() <= 1e-6 * a.objective(),
                 "{what}"
             );
+            if *name != "collapsed" {
+                assert_eq!(b.predict(&x), b.labels(), "{what}: predict");
+            }
             for (p, q) in a.means().as_slice().iter().zip(b.means().as_slice()) {
                 assert!((p + off - q).abs() <= 1e-6 * off, "{what}: means");
             }

@@ -34,6 +34,25 @@ pub(crate) fn shift_means(run: &mut ClusterRun, offset: &[f64]) {
     }
 }
 
+/// `x` and `means`, both minus the mean of the means `m̄`, when ‖m̄‖² exceeds the means'
+/// mean squared distance to `m̄` (the same rule as [`centred_copy`], applied to the means,
+/// which stand for the data at prediction time); `None` otherwise.
+pub(crate) fn centred_on_means(x: &RowMatrix, means: &RowMatrix) -> Option<(RowMatrix, RowMatrix)> {
+    let mid = mean_row(means);
+    let spread = means.rows().map(|r| sq_dist(r, &mid)).sum::<f64>() / means.n_rows().max(1) as f64;
+    if mid.iter().map(|v| v * v).sum::<f64>() <= spread {
+        return None;
+    }
+    let shift = |m: &RowMatrix| {
+        let mut c = m.clone();
+        for n in 0..c.n_rows() {
+            axpy(-1.0, &mid, c.row_mut(n));
+        }
+        c
+    };
+    Some((shift(x), shift(means)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -104,6 +104,10 @@ impl KMeansValidParams {
     }
 
     /// One Lloyd run from the given initial means (no seeding, no restarts).
+    ///
+    /// # Panics
+    /// When `init` does not have K rows and D columns.
+    #[track_caller]
     pub fn fit_from_means(&self, x: &RowMatrix, init: &RowMatrix) -> Result<Clustering, FitError> {
         check_data(x)?;
         assert_eq!(
@@ -111,6 +115,7 @@ impl KMeansValidParams {
             x.n_cols(),
             "initial means and data differ in D"
         );
+        assert_eq!(init.n_rows(), self.k, "initial means are not K rows");
         let mut init = init.clone();
         let centred = centred_copy(x);
         if let Some((_, mu)) = &centred {

@@ -542,3 +542,59 @@ fn results_do_not_depend_on_where_the_data_sit() {
         }
     }
 }
+
+#[test]
+fn iteration_caps_keep_labels_means_and_objective_consistent() {
+    let x = clumps(300, 2, &mut rng(12));
+    let scale = data_scale(&x);
+    for max_iter in [1, 2, 3] {
+        // Lloyd stopped early: the labels are the nearest of the returned means.
+        let f = KMeans::params(5)
+            .max_iter(max_iter)
+            .restarts(2)
+            .check()
+            .unwrap()
+            .fit(&x)
+            .unwrap();
+        let what = format!("K-means max_iter={max_iter}");
+        assert_eq!(f.predict(&x), f.labels(), "{what}");
+        assert_close(f.objective(), ss_against(&x, f.labels(), f.means()), &what);
+        assert_trace_non_increasing_up_to_last(&f, scale, &what);
+        for (name, params) in dp_configs(0.8) {
+            let f = params
+                .max_iter(max_iter)
+                .restarts(2)
+                .check()
+                .unwrap()
+                .fit(&x)
+                .unwrap();
+            let what = format!("{name} max_iter={max_iter}");
+            let k = f.k();
+            assert_eq!(blocks(f.labels()).len(), k, "{what}: an empty cluster");
+            let own = ss_against(&x, f.labels(), f.means()) + (k as f64 - 1.0) * 0.8;
+            assert_close(f.objective(), own, &what);
+            assert_close(
+                f.objective(),
+                collapsed_objective(&x, f.labels(), 0.8),
+                &what,
+            );
+            assert_trace_non_increasing_up_to_last(&f, scale, &what);
+        }
+    }
+}
+
+/// The trace never rises, and the reported objective is not above its last entry (a run
+/// stopped by the cap may still improve in its final mean update).
+#[track_caller]
+fn assert_trace_non_increasing_up_to_last(fit: &Clustering, scale: f64, what: &str) {
+    let t = fit.trace();
+    assert!(!t.is_empty(), "{what}: empty trace");
+    for w in t.windows(2) {
+        assert!(w[1] <= w[0] + 1e-12 * scale, "{what}: trace rises {w:?}");
+    }
+    let last = *t.last().unwrap();
+    assert!(
+        fit.objective() <= last + 1e-12 * scale,
+        "{what}: objective above the trace"
+    );
+}

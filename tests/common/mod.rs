@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 use madbayes::RowMatrix;
+use madbayes::clustering::Clustering;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -315,3 +316,6 @@ pub fn check_collapsed_local_min(
 pub fn same_partition(a: &[usize], b: &[usize]) -> bool {
     a.len() == b.len() && blocks(a) == blocks(b)
 }
+
+/// A named way to fit data.
+pub type Fitter = (String, Box<dyn Fn(&RowMatrix) -> Clustering>);

@@ -11,9 +11,6 @@
 //! defaults) → `.check()` (rules that hold for any data) → `.fit(&x)` (rules that depend on
 //! the data, then the runs) → a model with getters.
 
-// Index loops over rows and clusters read like the equations they implement.
-#![allow(clippy::needless_range_loop)]
-
 pub mod clustering;
 pub mod error;
 pub mod generate;

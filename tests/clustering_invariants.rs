@@ -355,14 +355,28 @@ fn dp_means_recovers_well_separated_gaussian_blobs() {
         }
     }
     assert!(4.0 * max_within < 150.0 && 150.0 < 900.0 / 4.0);
-    for params in [
-        DpMeans::params(150.0),
-        DpMeans::params(150.0).refine(true),
-        CollapsedDpMeans::params(150.0),
-    ] {
+    for params in [DpMeans::params(150.0), CollapsedDpMeans::params(150.0)] {
         let f = params.restarts(3).seed(1).check().unwrap().fit(&x).unwrap();
         assert_eq!(f.k(), 5);
         assert!(same_partition(f.labels(), &truth), "blobs not recovered");
+    }
+    // The refinement also splits a blob when that pays: at P = 150 halving a blob of 400
+    // points lowers the sum of squares by more than P, so it must reach an objective at least
+    // as low as the truth's, with every cluster inside one blob.
+    let f = DpMeans::params(150.0)
+        .refine(true)
+        .restarts(3)
+        .seed(1)
+        .check()
+        .unwrap()
+        .fit(&x)
+        .unwrap();
+    let truth_objective = collapsed_objective(&x, &truth, 150.0);
+    assert!(f.objective() <= truth_objective * (1.0 + 1e-12), "{} > {truth_objective}", f.objective());
+    let mut blob_of = vec![usize::MAX; f.k()];
+    for (&c, &t) in f.labels().iter().zip(&truth) {
+        assert!(blob_of[c] == usize::MAX || blob_of[c] == t, "cluster {c} mixes blobs");
+        blob_of[c] = t;
     }
 }
 

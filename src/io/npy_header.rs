@@ -391,7 +391,7 @@ mod tests {
                 .contains("not a numeric type")
         );
         assert_eq!(parse_dtype("|b1").unwrap().kind, Kind::Bool);
-        assert_eq!(parse_dtype(">f4").unwrap().big_endian, true);
+        assert!(parse_dtype(">f4").unwrap().big_endian);
         assert_eq!(parse_dtype("<i8").unwrap().size, 8);
         let h = parse_header(
             b"{'descr': [('a', '<f8'), ('b', '<i4')], 'fortran_order': False, 'shape': (3,)}",

@@ -8,7 +8,7 @@ use std::time::Instant;
 fn npy(version: u8, dict: &str, data: &[u8]) -> Vec<u8> {
     let len_bytes = if version == 1 { 2 } else { 4 };
     let mut header = dict.as_bytes().to_vec();
-    while (8 + len_bytes + header.len() + 1) % 64 != 0 {
+    while !(8 + len_bytes + header.len() + 1).is_multiple_of(64) {
         header.push(b' ');
     }
     header.push(b'\n');
@@ -181,7 +181,7 @@ fn writer_round_trip_is_bit_exact() {
     write_npy_to(&mut bytes, &x).unwrap();
     // The data start on a 64-byte boundary, as NumPy writes it.
     let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
-    assert_eq!((10 + header_len) % 64, 0);
+    assert!((10 + header_len).is_multiple_of(64));
     assert_eq!(bytes[10 + header_len - 1], b'\n');
     assert_eq!(bytes.len(), 10 + header_len + 500 * 37 * 8);
     let y = parse(&bytes).unwrap();

@@ -8,6 +8,25 @@ use madbayes::io::{read_csv, read_npy, write_npy};
 use std::io::Write;
 use std::time::Instant;
 
+/// CPU time of this thread in seconds (Linux `/proc/thread-self/schedstat`), so the numbers
+/// mean something on a loaded machine; `None` elsewhere.
+fn thread_cpu() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: f64 = text.split_whitespace().next()?.parse().ok()?;
+    Some(ns * 1e-9)
+}
+
+/// Wall and CPU seconds of `f`.
+fn timed<T>(f: impl FnOnce() -> T) -> (T, f64, f64) {
+    let (t, c) = (Instant::now(), thread_cpu());
+    let out = f();
+    let cpu = match (c, thread_cpu()) {
+        (Some(a), Some(b)) => b - a,
+        _ => f64::NAN,
+    };
+    (out, t.elapsed().as_secs_f64(), cpu)
+}
+
 #[test]
 #[ignore]
 fn read_throughput() {
@@ -31,26 +50,24 @@ fn read_throughput() {
     w.flush().unwrap();
     drop(w);
     let csv_bytes = std::fs::metadata(&csv).unwrap().len();
-    let t = Instant::now();
-    let y = read_csv(&csv).unwrap();
-    let s = t.elapsed().as_secs_f64();
+    let (y, s, cpu) = timed(|| read_csv(&csv).unwrap());
     assert_eq!(y, x);
     println!(
-        "csv  {rows} × {cols}: {:.1} MB in {s:.3} s = {:.0} MB/s",
+        "csv  {rows} × {cols}: {:.1} MB, wall {s:.3} s ({:.0} MB/s), cpu {cpu:.3} s ({:.0} MB/s)",
         csv_bytes as f64 / 1e6,
-        csv_bytes as f64 / 1e6 / s
+        csv_bytes as f64 / 1e6 / s,
+        csv_bytes as f64 / 1e6 / cpu
     );
 
     let npy = dir.path().join("x.npy");
     write_npy(&npy, &x).unwrap();
     let npy_bytes = std::fs::metadata(&npy).unwrap().len();
-    let t = Instant::now();
-    let y = read_npy(&npy).unwrap();
-    let s = t.elapsed().as_secs_f64();
+    let (y, s, cpu) = timed(|| read_npy(&npy).unwrap());
     assert_eq!(y, x);
     println!(
-        "npy  {rows} × {cols}: {:.1} MB in {s:.3} s = {:.0} MB/s",
+        "npy  {rows} × {cols}: {:.1} MB, wall {s:.3} s ({:.0} MB/s), cpu {cpu:.3} s ({:.0} MB/s)",
         npy_bytes as f64 / 1e6,
-        npy_bytes as f64 / 1e6 / s
+        npy_bytes as f64 / 1e6 / s,
+        npy_bytes as f64 / 1e6 / cpu
     );
 }

@@ -404,3 +404,10 @@ fn non_finite_values_report_row_and_column() {
     );
     assert_msg(&bytes, &["row 0, column 1", "-inf is not finite"]);
 }
+
+#[test]
+fn autotraits() {
+    // The CLI boxes these errors and may send them across threads.
+    fn check<T: Send + Sync + Unpin + 'static + std::error::Error>() {}
+    check::<ReadError>();
+}

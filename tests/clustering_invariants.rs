@@ -372,10 +372,17 @@ fn dp_means_recovers_well_separated_gaussian_blobs() {
         .fit(&x)
         .unwrap();
     let truth_objective = collapsed_objective(&x, &truth, 150.0);
-    assert!(f.objective() <= truth_objective * (1.0 + 1e-12), "{} > {truth_objective}", f.objective());
+    assert!(
+        f.objective() <= truth_objective * (1.0 + 1e-12),
+        "{} > {truth_objective}",
+        f.objective()
+    );
     let mut blob_of = vec![usize::MAX; f.k()];
     for (&c, &t) in f.labels().iter().zip(&truth) {
-        assert!(blob_of[c] == usize::MAX || blob_of[c] == t, "cluster {c} mixes blobs");
+        assert!(
+            blob_of[c] == usize::MAX || blob_of[c] == t,
+            "cluster {c} mixes blobs"
+        );
         blob_of[c] = t;
     }
 }

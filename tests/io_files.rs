@@ -119,7 +119,7 @@ fn block_images_csv() {
     let x = read_matrix(&path).unwrap();
     assert_eq!((x.n_rows(), x.n_cols()), (1000, 36));
     // First value of the file, parsed exactly.
-    assert_eq!(x.row(0)[0], "-0.31667556393166041".parse::<f64>().unwrap());
+    assert_eq!(x.row(0)[0], -0.316_675_563_931_660_4);
     assert_eq!(x.row(999)[35], LAST);
     // Sum of all values in file order, computed with Python's float().
     let total: f64 = x.as_slice().iter().sum();

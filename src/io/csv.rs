@@ -1,16 +1,6 @@
 //! Comma-separated text: one data point per line, one number per cell.
 //!
-//! Rules, in the order they are applied to each line:
-//! - the line ending `\n` or `\r\n` is removed, and on line 1 a UTF-8 byte-order mark;
-//! - a line that is empty or only whitespace is blank. Blank lines at the end of the file are
-//!   ignored; a blank line followed by any more data is an error ([`ReadError::BlankLine`]),
-//!   since it usually means two files were glued together or a row was lost;
-//! - line 1 is a header, and skipped, when one of its cells is non-empty text that does not
-//!   parse as a number (`x,y,z` or `id,1,2`). Only line 1 can be a header;
-//! - cells are split on `,` (no quoting) and surrounding spaces and tabs are trimmed. Each
-//!   must parse as an `f64` (Rust's decimal syntax: `1`, `-2.5`, `.5`, `3e-4`) and be finite:
-//!   `nan`, `inf`, `-Infinity` and overflowing literals such as `1e400` are rejected;
-//! - every data row must have as many cells as the first data row.
+//! The rules are documented on [`read_csv`].
 
 use super::{ReadError, excerpt, open};
 use crate::RowMatrix;
@@ -20,7 +10,19 @@ use std::path::Path;
 /// Size of the read buffer for CSV files.
 const BUF_BYTES: usize = 1 << 20;
 
-/// Reads a CSV file (see the [module docs](self) for the rules), streaming it line by line.
+/// Reads a CSV file, streaming it line by line.
+///
+/// Rules, in the order they are applied to each line:
+/// - the line ending `\n` or `\r\n` is removed, and on line 1 a UTF-8 byte-order mark;
+/// - a line that is empty or only whitespace is blank. Blank lines at the end of the file are
+///   ignored; a blank line followed by any more data is an error ([`ReadError::BlankLine`]),
+///   since it usually means two files were glued together or a row was lost;
+/// - line 1 is a header, and skipped, when one of its cells is non-empty text that does not
+///   parse as a number (`x,y,z` or `id,1,2`). Only line 1 can be a header;
+/// - cells are split on `,` (no quoting) and surrounding spaces and tabs are trimmed. Each
+///   must parse as an `f64` (Rust's decimal syntax: `1`, `-2.5`, `.5`, `3e-4`) and be finite:
+///   `nan`, `inf`, `-Infinity` and overflowing literals such as `1e400` are rejected;
+/// - every data row must have as many cells as the first data row.
 pub fn read_csv(path: &Path) -> Result<RowMatrix, ReadError> {
     let (file, _) = open(path)?;
     parse_csv(
@@ -29,7 +31,8 @@ pub fn read_csv(path: &Path) -> Result<RowMatrix, ReadError> {
     )
 }
 
-/// Parses CSV text from `reader`; `name` is the file name shown in error messages.
+/// Parses CSV text from `reader` by the rules of [`read_csv`]; `name` is the file name shown
+/// in error messages.
 ///
 /// Lines are read one at a time into a reused buffer and their values appended to one
 /// `Vec<f64>`, so memory holds the matrix and one line, never the whole text.

@@ -4,14 +4,7 @@
 //! for 1.0, `u32` for 2.0 and 3.0), the header (a Python dict literal, see
 //! [`npy_header`](super::npy_header)), then the elements back to back.
 //!
-//! Only 2-D arrays are read. Element types: `f8` and `f4` in either byte order, integers
-//! `i1 i2 i4 i8 u1 u2 u4 u8` and booleans `b1`, all converted to `f64` (integers beyond
-//! 2⁵³ round to the nearest `f64`). Fortran-order arrays are transposed into row-major order
-//! while they are read, into the one output vector.
-//!
-//! The header is untrusted: its claimed data size, `rows × cols × itemsize` in checked
-//! arithmetic, must equal the bytes that follow it in the file before anything is allocated,
-//! so a truncated file or a header claiming a huge shape fails at once.
+//! The accepted arrays are documented on [`read_npy`].
 
 use super::npy_header::{Dtype, Header, Kind, parse_header};
 use super::{ReadError, open, shape_text};
@@ -27,7 +20,16 @@ const MAX_HEADER: u64 = 1 << 20;
 /// Bytes decoded per chunk of data.
 const CHUNK_BYTES: usize = 1 << 16;
 
-/// Reads a 2-D `.npy` file (see the [module docs](self)), in chunks through a `BufReader`.
+/// Reads a 2-D `.npy` file in chunks through a `BufReader`.
+///
+/// Only 2-D arrays are read. Element types: `f8` and `f4` in either byte order, integers
+/// `i1 i2 i4 i8 u1 u2 u4 u8` and booleans `b1`, all converted to `f64` (integers beyond
+/// 2⁵³ round to the nearest `f64`). Fortran-order arrays are transposed into row-major order
+/// while they are read, into the one output vector.
+///
+/// The header is untrusted: its claimed data size, `rows × cols × itemsize` in checked
+/// arithmetic, must equal the bytes that follow it in the file before anything is allocated,
+/// so a truncated file or a header claiming a huge shape fails at once.
 pub fn read_npy(path: &Path) -> Result<RowMatrix, ReadError> {
     let (file, len) = open(path)?;
     parse_npy(

@@ -181,7 +181,7 @@ fn writer_round_trip_is_bit_exact() {
     write_npy_to(&mut bytes, &x).unwrap();
     // The data start on a 64-byte boundary, as NumPy writes it.
     let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
-    assert_eq!((10 + header_len) % 64, 0);
+    assert!((10 + header_len).is_multiple_of(64));
     assert_eq!(bytes[10 + header_len - 1], b'\n');
     assert_eq!(bytes.len(), 10 + header_len + 500 * 37 * 8);
     let y = parse(&bytes).unwrap();
@@ -403,4 +403,11 @@ fn non_finite_values_report_row_and_column() {
         &[0, 0, 0, 0, 0, 0, 0x80, 0xff],
     );
     assert_msg(&bytes, &["row 0, column 1", "-inf is not finite"]);
+}
+
+#[test]
+fn autotraits() {
+    // The CLI boxes these errors and may send them across threads.
+    fn check<T: Send + Sync + Unpin + 'static + std::error::Error>() {}
+    check::<ReadError>();
 }

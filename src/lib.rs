@@ -13,6 +13,7 @@
 
 pub mod clustering;
 pub mod error;
+pub mod features;
 pub mod linalg;
 pub mod matrix;
 pub mod restarts;

@@ -147,6 +147,16 @@ fn block_images_bp_means_and_stepwise_recover_the_four_shapes() {
                 .unwrap(),
         ),
         (
+            "bp-means refined",
+            BpMeans::params(p)
+                .restarts(20)
+                .refine(true)
+                .check()
+                .unwrap()
+                .fit(&xs)
+                .unwrap(),
+        ),
+        (
             "stepwise",
             StepwiseKFeatures::params(p)
                 .restarts(10)
@@ -164,6 +174,10 @@ fn block_images_bp_means_and_stepwise_recover_the_four_shapes() {
             fit.k()
         );
         if name == "bp-means" {
+            // Plain Alg. 1 keeps a superfluous fifth feature here (as in the paper's tabletop
+            // run); the four shapes are still among its features.
+            assert!(fit.k() >= 4);
+            assert!(worst < 0.1 && agree > 0.995, "{name}");
             continue;
         }
         assert_eq!(fit.k(), 4, "{name}: K = {}", fit.k());

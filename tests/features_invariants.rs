@@ -47,6 +47,11 @@ fn all_params() -> Vec<(&'static str, FeatureParams, Option<f64>)> {
             Some(4.0),
         ),
         (
+            "bp-means refined",
+            BpMeans::params(4.0).restarts(6).refine(true),
+            Some(4.0),
+        ),
+        (
             "capped bp-means",
             BpMeans::params(0.5).k(Some(2)).restarts(6),
             Some(0.5),
@@ -91,6 +96,10 @@ fn reported_objective_is_recomputed_and_traces_fall() {
         );
         if name == "capped bp-means" {
             assert!(fit.k() <= 2);
+        }
+        if name == "bp-means refined" || name == "k-features" {
+            // The three planted features (plain BP-means stops at 8 features here).
+            assert_eq!(fit.k(), 3, "{name}");
         }
     }
 }

@@ -1,5 +1,5 @@
-//! The feature-allocation family of MAD-Bayes: BP-means (capped or not), K-features and
-//! stepwise K-features. Each data point may hold any number of latent features: X ≈ Z A with
+//! The feature-allocation family of MAD-Bayes: BP-means (capped or not, optionally refined
+//! by removing and merging features), K-features and stepwise K-features. Each data point may hold any number of latent features: X ≈ Z A with
 //! Z ∈ {0,1}^{N×K} and feature means A ∈ ℝ^{K×D}. Every algorithm returns a
 //! [`FeatureModel`]; every objective is a public function in [`objective`], and the
 //! least-squares means that survive singular ZᵀZ are [`least_squares_means`].
@@ -11,6 +11,7 @@ pub mod lstsq;
 pub mod model;
 pub mod objective;
 mod params;
+mod refine;
 pub mod seeding;
 mod stepwise;
 mod zmat;

@@ -4,6 +4,7 @@
 use super::bp_means::bp_means_run;
 use super::k_features::k_features_run;
 use super::model::{EXACT_ROW_MAX_K, FeatureModel, FeatureRun};
+use super::refine::refine_bp_means;
 use super::seeding::{FeatureSeeding, SeedTarget, seed_features};
 use super::stepwise::stepwise;
 use crate::RowMatrix;
@@ -69,6 +70,7 @@ pub struct FeatureValidParams {
     pub(crate) seed: u64,
     pub(crate) seeding: FeatureSeeding,
     pub(crate) exact_max_k: usize,
+    pub(crate) refine: bool,
 }
 
 impl FeatureParams {
@@ -82,6 +84,7 @@ impl FeatureParams {
             seed: 0,
             seeding: FeatureSeeding::BaseFeature,
             exact_max_k: EXACT_ROW_MAX_K,
+            refine: false,
         })
     }
     /// K for K-features; the cap K_max for BP-means (capped BP-means, Eq. 15) and for the
@@ -114,6 +117,13 @@ impl FeatureParams {
     /// values (default 12, at most 24); above it, coordinate descent.
     pub fn exact_max_k(mut self, k: usize) -> Self {
         self.0.exact_max_k = k.min(24);
+        self
+    }
+    /// BP-means only, beyond the paper: after each run converges, try removing a feature or
+    /// merging two, re-optimising the affected rows, and keep only what lowers the objective
+    /// (then sweep again). Default off.
+    pub fn refine(mut self, on: bool) -> Self {
+        self.0.refine = on;
         self
     }
     /// Checks the rules that hold for any data.
@@ -169,7 +179,12 @@ impl FeatureValidParams {
                 let best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
                     let target = SeedTarget::Penalty { penalty, k_max };
                     let (z, a) = seed_features(x, self.seeding, target, rng);
-                    bp_means_run(x, &norms, penalty, k_max, self.max_iter, z, a)
+                    let run = bp_means_run(x, &norms, penalty, k_max, self.max_iter, z, a);
+                    if self.refine {
+                        refine_bp_means(x, &norms, penalty, k_max, self.max_iter, run)
+                    } else {
+                        run
+                    }
                 });
                 FeatureModel::from_best(best)
             }

@@ -47,6 +47,10 @@ impl ZMat {
         out
     }
 
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
     pub fn k(&self) -> usize {
         self.k
     }

@@ -1,13 +1,14 @@
 //! Invariants: reported = recomputed objective, monotone traces, identical results on any
 //! number of threads, capped K respected, bad input refused, predict/transform.
 
-#[path = "features_common.rs"]
+#[path = "features_common/mod.rs"]
 mod common;
 
 use common::*;
 use madbayes::features::objective::bp_means_objective;
 use madbayes::features::{
-    BpMeans, FeatureModel, FeatureParams, FeatureSeeding, KFeatures, StepwiseKFeatures,
+    BpMeans, CollapsedBpMeans, FeatureModel, FeatureParams, FeatureSeeding, KFeatures,
+    StepwiseKFeatures,
 };
 use madbayes::{FitError, ParamError, RowMatrix};
 
@@ -49,6 +50,11 @@ fn all_params() -> Vec<(&'static str, FeatureParams, Option<f64>)> {
         (
             "bp-means refined",
             BpMeans::params(4.0).restarts(6).refine(true),
+            Some(4.0),
+        ),
+        (
+            "collapsed bp-means",
+            CollapsedBpMeans::params(4.0).restarts(3).exact_max_k(6),
             Some(4.0),
         ),
         (

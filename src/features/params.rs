@@ -2,6 +2,7 @@
 //! fitting with parallel, reproducible restarts.
 
 use super::bp_means::bp_means_run;
+use super::collapsed::collapsed_bp_means_run;
 use super::k_features::k_features_run;
 use super::model::{EXACT_ROW_MAX_K, FeatureModel, FeatureRun};
 use super::refine::refine_bp_means;
@@ -18,6 +19,8 @@ use rand_chacha::ChaCha8Rng;
 pub enum FeatureAlgo {
     /// BP-means (Alg. 1), optionally capped (Eq. 15).
     BpMeans,
+    /// Collapsed BP-means (Alg. 3).
+    CollapsedBpMeans,
     /// K-features (Alg. 4), K fixed.
     KFeatures,
     /// Stepwise K-features (§5).
@@ -26,6 +29,8 @@ pub enum FeatureAlgo {
 
 /// Entry point: `BpMeans::params(penalty)`.
 pub struct BpMeans;
+/// Entry point: `CollapsedBpMeans::params(penalty)`.
+pub struct CollapsedBpMeans;
 /// Entry point: `KFeatures::params(k)`.
 pub struct KFeatures;
 /// Entry point: `StepwiseKFeatures::params(penalty)`.
@@ -36,6 +41,14 @@ impl BpMeans {
     /// 20 restarts, at most 300 sweeps, seed 0, [`FeatureSeeding::BaseFeature`].
     pub fn params(penalty: f64) -> FeatureParams {
         FeatureParams::new(FeatureAlgo::BpMeans, Some(penalty), None)
+    }
+}
+
+impl CollapsedBpMeans {
+    /// Collapsed BP-means with penalty P; the same defaults as [`BpMeans::params`], rows
+    /// chosen exactly (all 2^K values) while K ≤ 12. `refine` does not apply.
+    pub fn params(penalty: f64) -> FeatureParams {
+        FeatureParams::new(FeatureAlgo::CollapsedBpMeans, Some(penalty), None)
     }
 }
 
@@ -113,7 +126,7 @@ impl FeatureParams {
         self.0.seeding = s;
         self
     }
-    /// K-features: largest K for which each row is chosen by exact enumeration of its 2^K
+    /// K-features and collapsed BP-means: largest K for which each row is chosen by exact enumeration of its 2^K
     /// values (default 12, at most 24); above it, coordinate descent.
     pub fn exact_max_k(mut self, k: usize) -> Self {
         self.0.exact_max_k = k.min(24);
@@ -185,6 +198,16 @@ impl FeatureValidParams {
                     } else {
                         run
                     }
+                });
+                FeatureModel::from_best(best)
+            }
+            FeatureAlgo::CollapsedBpMeans => {
+                let penalty = self.penalty.expect("collapsed BP-means has a penalty");
+                let k_max = self.k.unwrap_or(usize::MAX);
+                let best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
+                    let target = SeedTarget::Penalty { penalty, k_max };
+                    let (z, _) = seed_features(x, self.seeding, target, rng);
+                    collapsed_bp_means_run(x, penalty, k_max, self.max_iter, self.exact_max_k, z)
                 });
                 FeatureModel::from_best(best)
             }

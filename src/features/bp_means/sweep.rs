@@ -167,7 +167,7 @@ fn sweep(
 
 /// Drops empty columns of Z and merges identical ones (keeping the first). Returns how many
 /// columns went. Means are not kept: the caller recomputes A by least squares.
-fn clean_columns(z: &mut ZMat) -> usize {
+pub(crate) fn clean_columns(z: &mut ZMat) -> usize {
     let k = z.k();
     let sums = z.col_sums();
     let mut keep = vec![true; k];

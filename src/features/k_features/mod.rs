@@ -3,11 +3,16 @@
 //! E(K) = ‖X − Z A‖²_F + K·P; stop at the first K with E(K) > E(K − 1)).
 //!
 //! ```
-//! use madbayes::{RowMatrix, features::KFeatures};
+//! use madbayes::{RowMatrix, features::{FeatureSeeding, KFeatures}};
 //! let x = RowMatrix::from_rows(&[
 //!     [1.0, 0.0, 0.0], [0.0, 0.0, 4.0], [1.0, 0.0, 4.0], [1.0, 0.0, 0.0], [0.0, 0.0, 4.0],
 //! ]);
-//! let fit = KFeatures::params(2).restarts(8).seed(1).check()?.fit(&x)?;
+//! let fit = KFeatures::params(2)
+//!     .restarts(8)
+//!     .seeding(FeatureSeeding::Residual)
+//!     .seed(1)
+//!     .check()?
+//!     .fit(&x)?;
 //! assert_eq!(fit.k(), 2);
 //! assert!(fit.objective().abs() < 1e-9);
 //! # Ok::<(), madbayes::FitError>(())

@@ -211,3 +211,47 @@ fn edge_cases() {
     let norm: f64 = x.as_slice().iter().map(|v| v * v).sum();
     assert!((fit.objective() - norm).abs() < 1e-9 * norm);
 }
+
+#[test]
+fn new_feature_test_is_exact_near_the_threshold_despite_a_huge_offset() {
+    // ‖x_n‖² ≈ 2·10¹³, residuals ≈ 1 or 0: the Gram-matrix estimate of ‖r‖² carries an error far
+    // above 1 − P, so BP-means must decide on the directly recomputed residual.
+    let c = [
+        std::f64::consts::PI * 1e6,
+        2.718_281_828e6,
+        1.414_213_562e6,
+        1.732_050_807e6,
+    ];
+    let d = [
+        [1.0, 0.0, 0.0, 0.0],
+        [-1.0, 0.0, 0.0, 0.0],
+        [0.0, 1.0, 0.0, 0.0],
+        [0.0, -1.0, 0.0, 0.0],
+        [0.0, 0.0, 0.0, 0.0],
+    ];
+    let rows: Vec<Vec<f64>> = d
+        .iter()
+        .map(|r| r.iter().zip(&c).map(|(v, o)| v + o).collect())
+        .collect();
+    let x = RowMatrix::from_rows(&rows);
+    for p in [0.3, 1.0 - 1e-6, 1.0 + 1e-6, 1.5] {
+        let fit = BpMeans::params(p)
+            .restarts(4)
+            .check()
+            .unwrap()
+            .fit(&x)
+            .unwrap();
+        let (z, a) = (fit.z(), fit.a());
+        let obj = bp_means_objective(&x, &z, a, p);
+        assert!((obj - fit.objective()).abs() <= 1e-6, "p = {p}");
+        for n in 0..x.n_rows() {
+            let xi = RowMatrix::from_rows(&[x.row(n)]);
+            let zi = RowMatrix::from_rows(&[z.row(n)]);
+            let r = madbayes::features::objective::sum_of_squares(&xi, &zi, a);
+            assert!(
+                r <= p * (1.0 + 1e-9),
+                "p = {p}: row {n} keeps residual {r} > P"
+            );
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! One run of BP-means (MAD-Bayes Alg. 1): minimise ‖X − Z A‖²_F + K·P (Eq. 6) over Z, A and
+//! K; capped BP-means (Eq. 15) never opens feature K_max + 1.
+//!
+//! Each sweep visits n = 1..N: for k = 1..K in turn z_nk takes the value with the smaller
+//! ‖x_n − z_n A‖² (O(K) per flip through G = A Aᵀ and g = A x_n, one row of the GEMM X Aᵀ,
+//! computed for whole blocks of rows in parallel since A is fixed during the sweep); then if
+//! ‖r‖² > P for r = x_n − z_n A, a new feature with mean r held by n alone is opened (the
+//! objective drops by ‖r‖² − P). After the sweep empty features are dropped, features with
+//! identical columns of Z merged, and A = (ZᵀZ)⁻¹ZᵀX (see [`least_squares_means`]); a
+//! column the least-squares solve finds dependent on the others (e.g. the sum of two) gets a
+//! zero mean and is dropped too, since Z A does not change without it. Stop when a sweep
+//! changes nothing and no column went.
+//!
+//! Precision: ‖r‖² = ‖x_n‖² − 2 z·g + zᵀGz cancels badly when ‖r‖ ≪ ‖x_n‖. Whenever that
+//! estimate is within a safety margin of P (or above it) r is recomputed directly from x_n and
+//! the rows of A, and the decision is taken on the direct value.
+//!
+//! [`least_squares_means`]: crate::features::least_squares_means
+
+use crate::RowMatrix;
+use crate::features::kernels::{flip_pass, gram, gz, row_cost};
+use crate::features::lstsq::least_squares;
+use crate::features::model::FeatureRun;
+use crate::features::objective::{residual_ss, row_residual};
+use crate::features::zmat::ZMat;
+use crate::linalg::{BLOCK_ROWS, dot, gemm_xat, ordered_block_reduce};
+use std::collections::HashMap;
+
+/// Relative margin (of ‖x_n‖² + zᵀGz) inside which ‖r‖² is recomputed directly.
+const RECOMPUTE_MARGIN: f64 = 1e-7;
+
+/// Runs BP-means from the seed (Z, A) until Z stops changing or `max_iter` sweeps.
+pub(crate) fn bp_means_run(
+    x: &RowMatrix,
+    x_norms: &[f64],
+    penalty: f64,
+    k_max: usize,
+    max_iter: usize,
+    z0: ZMat,
+    a0: RowMatrix,
+) -> FeatureRun {
+    let mut z = z0;
+    let mut a = a0;
+    let mut trace = Vec::new();
+    let mut converged = false;
+    let mut n_iter = 0;
+    // The seed's A is not the least-squares A of its Z: a sweep without changes only proves
+    // convergence once A has been through the least-squares step.
+    let mut a_is_ls = false;
+    while n_iter < max_iter {
+        n_iter += 1;
+        let (changed, opened) = sweep(x, x_norms, penalty, k_max, &mut z, &a);
+        for r in opened.rows() {
+            a.push_row(r);
+        }
+        let mut removed = clean_columns(&mut z);
+        let ls = least_squares(x, &z);
+        a = ls.a;
+        if !ls.dependent.is_empty() {
+            // A column in the span of the others has a zero mean: Z A is unchanged without
+            // it, and K·P drops.
+            let mut keep = vec![true; z.k()];
+            ls.dependent.iter().for_each(|&j| keep[j] = false);
+            z.retain_cols(&keep);
+            a.retain_rows(&keep);
+            removed += ls.dependent.len();
+        }
+        trace.push(residual_ss(x, &z, &a) + a.n_rows() as f64 * penalty);
+        if changed == 0 && removed == 0 && a_is_ls {
+            converged = true;
+            break;
+        }
+        a_is_ls = true;
+    }
+    let objective = residual_ss(x, &z, &a) + a.n_rows() as f64 * penalty;
+    FeatureRun {
+        z,
+        a,
+        objective,
+        n_iter,
+        converged,
+        trace,
+    }
+}
+
+/// One BP-means sweep against the fixed means `a` (rows in order 0..N). Returns the number
+/// of changed entries plus opened features, and the means of the opened features (whose
+/// columns were appended to `z`).
+fn sweep(
+    x: &RowMatrix,
+    x_norms: &[f64],
+    penalty: f64,
+    k_max: usize,
+    z: &mut ZMat,
+    a: &RowMatrix,
+) -> (usize, RowMatrix) {
+    let (n, d) = (x.n_rows(), x.n_cols());
+    let k_old = a.n_rows();
+    // Gram matrix of old + opened features, row-major with stride `k_now`.
+    let mut gm = gram(a);
+    let mut opened = RowMatrix::zeros(0, d);
+    let mut all = a.clone();
+    let mut changed = 0usize;
+    let mut g = Vec::new();
+    let mut h = Vec::new();
+    let mut r = vec![0.0; d];
+    ordered_block_reduce(
+        n,
+        BLOCK_ROWS,
+        |_, s, e| {
+            let b = e - s;
+            let mut g = vec![0.0; b * k_old];
+            gemm_xat(&mut g, x.rows_slice(s, e), b, a);
+            (s, e, g)
+        },
+        |(s, e, gb)| {
+            for i in s..e {
+                let k_now = all.n_rows();
+                g.clear();
+                g.extend_from_slice(&gb[(i - s) * k_old..(i - s + 1) * k_old]);
+                g.extend(opened.rows().map(|o| dot(o, x.row(i))));
+                let zi = z.row_mut(i);
+                h.resize(k_now, 0.0);
+                gz(zi, &gm, &mut h);
+                changed += flip_pass(zi, &g, &gm, &mut h);
+                if k_now >= k_max {
+                    continue;
+                }
+                let quad: f64 = zi
+                    .iter()
+                    .zip(&h)
+                    .filter(|(v, _)| **v != 0)
+                    .map(|(_, hv)| *hv)
+                    .sum();
+                let estimate = x_norms[i] + row_cost(zi, &g, &gm);
+                let margin = RECOMPUTE_MARGIN * (x_norms[i] + quad.abs());
+                if estimate <= penalty - margin {
+                    continue;
+                }
+                let exact = row_residual(x.row(i), zi, &all, &mut r);
+                if exact > penalty {
+                    // Open feature k_now = r, held by row i alone.
+                    let new = z.push_col();
+                    debug_assert_eq!(new, k_now);
+                    z.row_mut(i)[new] = 1;
+                    let mut grown = vec![0.0; (k_now + 1) * (k_now + 1)];
+                    for p in 0..k_now {
+                        grown[p * (k_now + 1)..p * (k_now + 1) + k_now]
+                            .copy_from_slice(&gm[p * k_now..(p + 1) * k_now]);
+                    }
+                    for p in 0..k_now {
+                        let v = dot(all.row(p), &r);
+                        grown[p * (k_now + 1) + k_now] = v;
+                        grown[k_now * (k_now + 1) + p] = v;
+                    }
+                    grown[k_now * (k_now + 1) + k_now] = exact;
+                    gm = grown;
+                    all.push_row(&r);
+                    opened.push_row(&r);
+                    changed += 1;
+                }
+            }
+        },
+    );
+    (changed, opened)
+}
+
+/// Drops empty columns of Z and merges identical ones (keeping the first). Returns how many
+/// columns went. Means are not kept: the caller recomputes A by least squares.
+pub(crate) fn clean_columns(z: &mut ZMat) -> usize {
+    let k = z.k();
+    let sums = z.col_sums();
+    let mut keep = vec![true; k];
+    let mut seen: HashMap<Vec<u8>, usize> = HashMap::new();
+    for c in 0..k {
+        if sums[c] == 0 {
+            keep[c] = false;
+            continue;
+        }
+        if seen.insert(z.col(c), c).is_some() {
+            keep[c] = false;
+        }
+    }
+    let removed = keep.iter().filter(|&&v| !v).count();
+    if removed > 0 {
+        z.retain_cols(&keep);
+    }
+    removed
+}

@@ -1,0 +1,167 @@
+//! The exact row move of collapsed BP-means. With row n removed (M₋ = ZᵀZ − z zᵀ,
+//! B₋ = ZᵀX − z x_nᵀ, Â₋ their least-squares solution, S a basis of Z₋'s columns found by
+//! the dependent-column Cholesky), giving row n the value z raises the residual by the
+//! recursive-least-squares increment
+//!
+//! q(z) = ‖x_n − z Â₋‖² / (1 + z_Sᵀ (M₋)_SS⁻¹ z_S)   when z lies in the row space of Z₋,
+//! q(z) = 0                                            otherwise (a direction of A then
+//!                                                      touches row n alone and fits it),
+//!
+//! and the objective of Eq. 10 is RSS₋ + q(z) + P·#{non-empty columns}. RSS₋ is the same for
+//! every z, so the row takes argmin_z q(z) + P·#{k: (M₋)_kk > 0 or z_k = 1}.
+
+use crate::RowMatrix;
+use crate::features::lstsq::solve_normal;
+use crate::linalg::dot;
+
+/// Everything needed to score values of one row.
+pub(crate) struct RowModel {
+    k: usize,
+    /// Â₋ x_n and Â₋ Â₋ᵀ.
+    g: Vec<f64>,
+    gm: Vec<f64>,
+    x_norm: f64,
+    /// Basis columns S, their inverse Gram (M₋)_SS⁻¹, and for every other column d the
+    /// coefficients c_d with col_d(Z₋) = Σ_s c_ds col_s(Z₋).
+    basis: Vec<usize>,
+    w: Vec<f64>,
+    dependent: Vec<(usize, Vec<f64>)>,
+    /// Columns with (M₋)_kk > 0.
+    occupied: Vec<bool>,
+    penalty: f64,
+}
+
+impl RowModel {
+    /// Builds the model of row `x` (current value `z`) from M = ZᵀZ (row-major K × K) and
+    /// B = ZᵀX.
+    pub fn new(x: &[f64], z: &[u8], m: &[f64], b: &RowMatrix, penalty: f64) -> Self {
+        let k = z.len();
+        let mut mm = m.to_vec();
+        let mut bm = b.clone();
+        for i in (0..k).filter(|&i| z[i] != 0) {
+            for j in (0..k).filter(|&j| z[j] != 0) {
+                mm[i * k + j] -= 1.0;
+            }
+            bm.row_mut(i).iter_mut().zip(x).for_each(|(v, xv)| *v -= xv);
+        }
+        let ls = solve_normal(&mm, bm);
+        let a = ls.a;
+        let g: Vec<f64> = a.rows().map(|r| dot(r, x)).collect();
+        let mut gm = vec![0.0; k * k];
+        for i in 0..k {
+            for j in 0..=i {
+                let v = dot(a.row(i), a.row(j));
+                gm[i * k + j] = v;
+                gm[j * k + i] = v;
+            }
+        }
+        let basis: Vec<usize> = (0..k).filter(|c| !ls.dependent.contains(c)).collect();
+        let s = basis.len();
+        let mss: Vec<f64> = basis
+            .iter()
+            .flat_map(|&i| basis.iter().map(move |&j| (i, j)))
+            .map(|(i, j)| mm[i * k + j])
+            .collect();
+        let mut eye = RowMatrix::zeros(s, s);
+        (0..s).for_each(|i| eye.row_mut(i)[i] = 1.0);
+        let w = solve_normal(&mss, eye).a.into_vec();
+        let mut rhs = RowMatrix::zeros(s, ls.dependent.len());
+        for (r, &i) in basis.iter().enumerate() {
+            for (c, &d) in ls.dependent.iter().enumerate() {
+                rhs.row_mut(r)[c] = mm[i * k + d];
+            }
+        }
+        let coef = solve_normal(&mss, rhs).a;
+        let dependent = ls
+            .dependent
+            .iter()
+            .enumerate()
+            .map(|(c, &d)| (d, (0..s).map(|r| coef.row(r)[c]).collect()))
+            .collect();
+        Self {
+            k,
+            g,
+            gm,
+            x_norm: dot(x, x),
+            basis,
+            w,
+            dependent,
+            occupied: (0..k).map(|i| mm[i * k + i] > 0.0).collect(),
+            penalty,
+        }
+    }
+
+    /// q(z): how much giving row n the value z adds to the residual (see module docs).
+    pub fn increment(&self, z: &[u8]) -> f64 {
+        let zs: Vec<f64> = self.basis.iter().map(|&i| f64::from(z[i])).collect();
+        for (d, c) in &self.dependent {
+            if (f64::from(z[*d]) - dot(c, &zs)).abs() > 1e-9 {
+                return 0.0;
+            }
+        }
+        let k = self.k;
+        let mut err = self.x_norm;
+        for i in (0..k).filter(|&i| z[i] != 0) {
+            err -= 2.0 * self.g[i];
+            for j in (0..k).filter(|&j| z[j] != 0) {
+                err += self.gm[i * k + j];
+            }
+        }
+        let s = zs.len();
+        let mut lev = 0.0;
+        for i in 0..s {
+            if zs[i] != 0.0 {
+                lev += dot(&self.w[i * s..(i + 1) * s], &zs);
+            }
+        }
+        err.max(0.0) / (1.0 + lev)
+    }
+
+    /// q(z) + P·(non-empty columns).
+    pub fn cost(&self, z: &[u8]) -> f64 {
+        let used = (0..self.k)
+            .filter(|&i| self.occupied[i] || z[i] != 0)
+            .count();
+        self.increment(z) + self.penalty * used as f64
+    }
+
+    /// The best row: all 2^K values while K ≤ `exact_max_k`, else coordinate descent from
+    /// `z`. `z` is replaced only when the cost strictly drops.
+    pub fn best(&self, z: &mut [u8], exact_max_k: usize) {
+        let k = self.k;
+        let current = self.cost(z);
+        let mut best = z.to_vec();
+        let mut best_cost = current;
+        if k <= exact_max_k {
+            let mut cand = vec![0u8; k];
+            for mask in 0u64..(1u64 << k) {
+                for (i, c) in cand.iter_mut().enumerate() {
+                    *c = ((mask >> i) & 1) as u8;
+                }
+                let c = self.cost(&cand);
+                if c < best_cost {
+                    best_cost = c;
+                    best.copy_from_slice(&cand);
+                }
+            }
+        } else {
+            let mut improved = true;
+            while improved {
+                improved = false;
+                for i in 0..k {
+                    best[i] ^= 1;
+                    let c = self.cost(&best);
+                    if c < best_cost {
+                        best_cost = c;
+                        improved = true;
+                    } else {
+                        best[i] ^= 1;
+                    }
+                }
+            }
+        }
+        if best_cost < current - 1e-12 * current.abs().max(1.0) {
+            z.copy_from_slice(&best);
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! One run of collapsed BP-means (MAD-Bayes Alg. 3, objective Eq. 10).
+//!
+//! Each sweep visits n = 1..N and gives row n the value minimising Eq. 10 with the other
+//! rows fixed ([`RowModel`]: exactly over all 2^K values while K ≤ `exact_max_k`, by
+//! coordinate descent above); then, if the residual of row n still exceeds P (q > P), a
+//! singleton feature {n} is added (it fits x_n exactly, so the objective drops by q − P; it
+//! is never redundant since q > 0 means x_n is not already fit). ZᵀZ and ZᵀX are kept up to
+//! date by rank-one updates as rows change; the small K × K system of each row is factored
+//! afresh (O(K³ + K²·D) per row). After the sweep empty, duplicate and dependent columns are
+//! dropped (none of which raises Eq. 10). Stop when a sweep changes nothing.
+
+use super::row::RowModel;
+use crate::RowMatrix;
+use crate::features::bp_means::clean_columns;
+use crate::features::lstsq::{least_squares, normal_equations};
+use crate::features::model::FeatureRun;
+use crate::features::objective::residual_ss;
+use crate::features::zmat::ZMat;
+use crate::linalg::axpy;
+
+/// Runs collapsed BP-means from the seed `z0`.
+pub(crate) fn collapsed_bp_means_run(
+    x: &RowMatrix,
+    penalty: f64,
+    k_max: usize,
+    max_iter: usize,
+    exact_max_k: usize,
+    z0: ZMat,
+) -> FeatureRun {
+    let n = x.n_rows();
+    let mut z = z0;
+    clean_columns(&mut z);
+    let mut trace = Vec::new();
+    let mut converged = false;
+    let mut n_iter = 0;
+    while n_iter < max_iter {
+        n_iter += 1;
+        let (mut m, mut b) = normal_equations(x, &z);
+        let mut changed = 0usize;
+        for i in 0..n {
+            let model = RowModel::new(x.row(i), z.row(i), &m, &b, penalty);
+            let old = z.row(i).to_vec();
+            model.best(z.row_mut(i), exact_max_k);
+            let k = z.k();
+            if z.row(i) != old.as_slice() {
+                changed += 1;
+                rank_one(&mut m, &mut b, &old, -1.0, x.row(i));
+                let new = z.row(i).to_vec();
+                rank_one(&mut m, &mut b, &new, 1.0, x.row(i));
+            }
+            if k < k_max && model.increment(z.row(i)) > penalty {
+                let c = z.push_col();
+                z.row_mut(i)[c] = 1;
+                let mut grown = vec![0.0; (k + 1) * (k + 1)];
+                for p in 0..k {
+                    grown[p * (k + 1)..p * (k + 1) + k].copy_from_slice(&m[p * k..(p + 1) * k]);
+                    let v = f64::from(z.row(i)[p]);
+                    grown[p * (k + 1) + k] = v;
+                    grown[k * (k + 1) + p] = v;
+                }
+                grown[k * (k + 1) + k] = 1.0;
+                m = grown;
+                b.push_row(x.row(i));
+                changed += 1;
+            }
+        }
+        let mut removed = clean_columns(&mut z);
+        let ls = least_squares(x, &z);
+        if !ls.dependent.is_empty() {
+            let mut keep = vec![true; z.k()];
+            ls.dependent.iter().for_each(|&j| keep[j] = false);
+            z.retain_cols(&keep);
+            removed += ls.dependent.len();
+        }
+        let a = least_squares(x, &z).a;
+        trace.push(residual_ss(x, &z, &a) + z.k() as f64 * penalty);
+        if changed == 0 && removed == 0 {
+            converged = true;
+            break;
+        }
+    }
+    let a = least_squares(x, &z).a;
+    let objective = residual_ss(x, &z, &a) + a.n_rows() as f64 * penalty;
+    FeatureRun {
+        z,
+        a,
+        objective,
+        n_iter,
+        converged,
+        trace,
+    }
+}
+
+/// M += s·z zᵀ, B += s·z xᵀ.
+fn rank_one(m: &mut [f64], b: &mut RowMatrix, z: &[u8], s: f64, x: &[f64]) {
+    let k = z.len();
+    for i in (0..k).filter(|&i| z[i] != 0) {
+        for j in (0..k).filter(|&j| z[j] != 0) {
+            m[i * k + j] += s;
+        }
+        axpy(s, x, b.row_mut(i));
+    }
+}

@@ -1,0 +1,94 @@
+//! One run of K-features (MAD-Bayes Alg. 4): minimise ‖X − Z A‖²_F (Eq. 14) with K fixed.
+//!
+//! Repeat until Z does not change: every row takes the z_n minimising ‖x_n − z_n A‖² given A
+//! (rows are independent, so the step runs in parallel over row blocks with g = X Aᵀ by GEMM;
+//! exact enumeration of the 2^K rows for K ≤ `exact_max_k`, coordinate descent from the
+//! current row above); then A = (ZᵀZ)⁻¹ZᵀX. A row changes only when its error strictly drops.
+
+use crate::RowMatrix;
+use crate::features::kernels::{best_row_exact, descend_row, gram, row_cost};
+use crate::features::lstsq::least_squares;
+use crate::features::model::FeatureRun;
+use crate::features::objective::residual_ss;
+use crate::features::zmat::ZMat;
+use crate::linalg::{BLOCK_ROWS, gemm_xat, ordered_block_reduce};
+
+/// Runs K-features from the seed (Z, A); `exact_max_k` bounds exact row enumeration.
+pub(crate) fn k_features_run(
+    x: &RowMatrix,
+    max_iter: usize,
+    exact_max_k: usize,
+    z0: ZMat,
+    a0: RowMatrix,
+) -> FeatureRun {
+    let mut z = z0;
+    let mut a = a0;
+    let mut trace = Vec::new();
+    let mut converged = false;
+    let mut n_iter = 0;
+    // The seed's A is not the least-squares A of its Z (see BP-means).
+    let mut a_is_ls = false;
+    while n_iter < max_iter {
+        n_iter += 1;
+        let changed = row_step(x, &mut z, &a, exact_max_k);
+        a = least_squares(x, &z).a;
+        trace.push(residual_ss(x, &z, &a));
+        if changed == 0 && a_is_ls {
+            converged = true;
+            break;
+        }
+        a_is_ls = true;
+    }
+    let objective = residual_ss(x, &z, &a);
+    FeatureRun {
+        z,
+        a,
+        objective,
+        n_iter,
+        converged,
+        trace,
+    }
+}
+
+/// Sets every row of `z` to its best response to `a`; returns how many rows changed.
+fn row_step(x: &RowMatrix, z: &mut ZMat, a: &RowMatrix, exact_max_k: usize) -> usize {
+    let (n, k) = (x.n_rows(), a.n_rows());
+    if k == 0 {
+        return 0;
+    }
+    let gm = gram(a);
+    let mut changed = 0;
+    let zr: &ZMat = z;
+    let mut updates: Vec<(usize, Vec<u8>)> = Vec::new();
+    ordered_block_reduce(
+        n,
+        BLOCK_ROWS,
+        |_, s, e| {
+            let b = e - s;
+            let mut g = vec![0.0; b * k];
+            gemm_xat(&mut g, x.rows_slice(s, e), b, a);
+            let mut out = Vec::new();
+            let mut cand = vec![0u8; k];
+            for i in 0..b {
+                let gi = &g[i * k..(i + 1) * k];
+                let cur = zr.row(s + i);
+                if k <= exact_max_k {
+                    best_row_exact(gi, &gm, &mut cand);
+                } else {
+                    cand.copy_from_slice(cur);
+                    descend_row(&mut cand, gi, &gm, 4 * k + 8);
+                }
+                if cand != cur && row_cost(&cand, gi, &gm) < row_cost(cur, gi, &gm) {
+                    out.push((s + i, cand.clone()));
+                }
+            }
+            out
+        },
+        |out| updates.extend(out),
+    );
+    for (i, row) in updates {
+        z.row_mut(i).copy_from_slice(&row);
+        changed += 1;
+    }
+    changed
+}

@@ -1,0 +1,179 @@
+//! Row kernels shared by the feature algorithms, all on the Gram matrix G = A Aᵀ (`K × K`,
+//! row-major) and g = A x_n (one row of the GEMM X Aᵀ):
+//!
+//! ‖x_n − z A‖² = ‖x_n‖² + c(z),  c(z) = zᵀ G z − 2 z·g.
+//!
+//! Flipping z_k changes c by `G_kk + 2 s_k − 2 g_k` (0 → 1; the negative for 1 → 0) with
+//! s_k = Σ_{j≠k} G_kj z_j; keeping h = G z up to date makes every flip O(K).
+
+use crate::RowMatrix;
+use crate::linalg::dot;
+
+/// G = A Aᵀ, row-major `K × K`.
+pub(crate) fn gram(a: &RowMatrix) -> Vec<f64> {
+    let k = a.n_rows();
+    let mut g = vec![0.0; k * k];
+    for i in 0..k {
+        for j in 0..=i {
+            let v = dot(a.row(i), a.row(j));
+            g[i * k + j] = v;
+            g[j * k + i] = v;
+        }
+    }
+    g
+}
+
+/// c(z) = zᵀ G z − 2 z·g, the error of `z` less ‖x‖².
+pub(crate) fn row_cost(z: &[u8], g: &[f64], gm: &[f64]) -> f64 {
+    let k = z.len();
+    let mut c = 0.0;
+    for i in (0..k).filter(|&i| z[i] != 0) {
+        c -= 2.0 * g[i];
+        for j in (0..k).filter(|&j| z[j] != 0) {
+            c += gm[i * k + j];
+        }
+    }
+    c
+}
+
+/// h = G z.
+pub(crate) fn gz(z: &[u8], gm: &[f64], h: &mut [f64]) {
+    let k = z.len();
+    h.iter_mut().for_each(|v| *v = 0.0);
+    for j in (0..k).filter(|&j| z[j] != 0) {
+        for (i, hi) in h.iter_mut().enumerate() {
+            *hi += gm[i * k + j];
+        }
+    }
+}
+
+/// Change of c when z_k flips (from its current value), given h = G z.
+#[inline]
+pub(crate) fn flip_delta(z: &[u8], k: usize, g: &[f64], gm: &[f64], h: &[f64]) -> f64 {
+    let kk = z.len();
+    let gkk = gm[k * kk + k];
+    let s = h[k] - if z[k] != 0 { gkk } else { 0.0 };
+    let on = gkk + 2.0 * s - 2.0 * g[k];
+    if z[k] != 0 { -on } else { on }
+}
+
+/// Flips z_k and updates h = G z.
+#[inline]
+pub(crate) fn apply_flip(z: &mut [u8], k: usize, gm: &[f64], h: &mut [f64]) {
+    let kk = z.len();
+    let sign = if z[k] != 0 { -1.0 } else { 1.0 };
+    z[k] ^= 1;
+    for (i, hi) in h.iter_mut().enumerate() {
+        *hi += sign * gm[i * kk + k];
+    }
+}
+
+/// One pass of BP-means' row step (Alg. 1): for k = 0..K in turn, set z_k to the value with
+/// the smaller error, the others fixed (a flip only when it strictly lowers the error).
+/// `h` must hold G z on entry and holds it on exit. Returns the number of flips.
+pub(crate) fn flip_pass(z: &mut [u8], g: &[f64], gm: &[f64], h: &mut [f64]) -> usize {
+    let mut flips = 0;
+    for k in 0..z.len() {
+        if flip_delta(z, k, g, gm, h) < 0.0 {
+            apply_flip(z, k, gm, h);
+            flips += 1;
+        }
+    }
+    flips
+}
+
+/// Coordinate descent to a row that no single flip improves (at most `max_pass` passes).
+pub(crate) fn descend_row(z: &mut [u8], g: &[f64], gm: &[f64], max_pass: usize) {
+    let mut h = vec![0.0; z.len()];
+    gz(z, gm, &mut h);
+    for _ in 0..max_pass {
+        if flip_pass(z, g, gm, &mut h) == 0 {
+            break;
+        }
+    }
+}
+
+/// The row z ∈ {0,1}^K minimising c(z), by visiting all 2^K rows in Gray-code order (O(K)
+/// per row). Ties keep the first row found in that order (starting from z = 0).
+///
+/// # Panics
+/// When K > 30 (the enumeration would not finish).
+pub(crate) fn best_row_exact(g: &[f64], gm: &[f64], out: &mut [u8]) -> f64 {
+    let k = g.len();
+    assert!(k <= 30, "exact row search needs K ≤ 30, got {k}");
+    let mut z = vec![0u8; k];
+    let mut h = vec![0.0; k];
+    let mut c = 0.0;
+    let mut best = 0.0;
+    out.iter_mut().for_each(|v| *v = 0);
+    for step in 1u64..(1u64 << k) {
+        let bit = step.trailing_zeros() as usize;
+        c += flip_delta(&z, bit, g, gm, &h);
+        apply_flip(&mut z, bit, gm, &mut h);
+        if c < best {
+            best = c;
+            out.copy_from_slice(&z);
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::features::objective::row_residual;
+
+    fn setup() -> (RowMatrix, Vec<f64>, Vec<f64>, Vec<f64>) {
+        let a = RowMatrix::from_rows(&[
+            [1.0, 0.0, 2.0],
+            [0.5, 1.0, -1.0],
+            [0.0, 2.0, 0.0],
+            [1.0, 1.0, 1.0],
+        ]);
+        let x = vec![1.4, 3.1, 0.9];
+        let gm = gram(&a);
+        let g: Vec<f64> = a.rows().map(|r| dot(r, &x)).collect();
+        (a, x, gm, g)
+    }
+
+    #[test]
+    fn costs_and_flips_match_direct_residuals() {
+        let (a, x, gm, g) = setup();
+        let xn = dot(&x, &x);
+        let mut r = vec![0.0; 3];
+        let mut z = vec![1u8, 0, 1, 0];
+        let mut h = vec![0.0; 4];
+        gz(&z, &gm, &mut h);
+        for k in [0, 3, 1, 0, 2] {
+            let before = row_residual(&x, &z, &a, &mut r);
+            assert!((xn + row_cost(&z, &g, &gm) - before).abs() < 1e-12);
+            let d = flip_delta(&z, k, &g, &gm, &h);
+            apply_flip(&mut z, k, &gm, &mut h);
+            let after = row_residual(&x, &z, &a, &mut r);
+            assert!((after - before - d).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn gray_enumeration_finds_the_brute_force_optimum() {
+        let (a, x, gm, g) = setup();
+        let mut r = vec![0.0; 3];
+        let mut best = f64::INFINITY;
+        for mask in 0u8..16 {
+            let z: Vec<u8> = (0..4).map(|k| (mask >> k) & 1).collect();
+            best = best.min(row_residual(&x, &z, &a, &mut r));
+        }
+        let mut z = vec![0u8; 4];
+        let c = best_row_exact(&g, &gm, &mut z);
+        let direct = row_residual(&x, &z, &a, &mut r);
+        assert!((direct - best).abs() < 1e-12);
+        assert!((dot(&x, &x) + c - best).abs() < 1e-12);
+        // Coordinate descent ends where no flip helps, never above its start.
+        let mut zc = vec![0u8; 4];
+        descend_row(&mut zc, &g, &gm, 100);
+        let mut h = vec![0.0; 4];
+        gz(&zc, &gm, &mut h);
+        assert!((0..4).all(|k| flip_delta(&zc, k, &g, &gm, &h) >= 0.0));
+        assert!(row_residual(&x, &zc, &a, &mut r) <= dot(&x, &x));
+    }
+}

@@ -1,0 +1,220 @@
+//! The least-squares feature means Â = argmin_A ‖X − Z A‖²_F, i.e. the solution of the normal
+//! equations (ZᵀZ) A = ZᵀX (MAD-Bayes Eq. 10 and the A-step of Algs. 1 and 4).
+//!
+//! ZᵀZ is singular whenever a column of Z is empty, duplicates another, or is a sum of others
+//! (e.g. z_3 = z_1 + z_2 on disjoint supports), and the authors' MATLAB `inv(ZᵀZ)` returns NaN
+//! means there. Here the solve is a Cholesky factorisation of ZᵀZ **with removal of dependent
+//! columns**: columns are factored in order, and a column whose Cholesky pivot (its squared
+//! distance to the span of the columns kept before it) falls below `1e-10 · (ZᵀZ)_kk` is
+//! declared dependent, left out of the solve, and gets a zero row in A. The kept columns span
+//! the same space as all of Z, so Z Â — and the residual — is that of every least-squares
+//! solution; Â is the one with zero rows on the dependent columns (not the minimum-norm one).
+//! ZᵀZ and ZᵀX are summed over fixed row blocks in block order (thread-count independent).
+
+use super::zmat::ZMat;
+use crate::RowMatrix;
+use crate::linalg::{BLOCK_ROWS, axpy, ordered_block_reduce};
+
+/// Relative pivot threshold below which a column of Z counts as dependent.
+pub const DEPENDENT_PIVOT: f64 = 1e-10;
+
+/// The result of [`least_squares_means`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct LeastSquares {
+    /// Â, `K × D`; the rows of dependent columns are zero.
+    pub a: RowMatrix,
+    /// Columns of Z found linearly dependent on earlier columns (or empty), ascending.
+    pub dependent: Vec<usize>,
+}
+
+/// Solves (ZᵀZ) A = ZᵀX for a 0/1 matrix `z` (`N × K`) and data `x` (`N × D`), surviving
+/// singular ZᵀZ as described in the module documentation.
+///
+/// # Panics
+/// When `z` and `x` have different numbers of rows.
+#[track_caller]
+pub fn least_squares_means(x: &RowMatrix, z: &RowMatrix) -> LeastSquares {
+    assert_eq!(x.n_rows(), z.n_rows(), "Z and X differ in N");
+    least_squares(x, &ZMat::from_row_matrix(z))
+}
+
+/// ZᵀZ (`K × K`, row-major) and ZᵀX (`K × D`).
+pub(crate) fn normal_equations(x: &RowMatrix, z: &ZMat) -> (Vec<f64>, RowMatrix) {
+    let (k, d) = (z.k(), x.n_cols());
+    let mut ztz = vec![0.0; k * k];
+    let mut ztx = RowMatrix::zeros(k, d);
+    ordered_block_reduce(
+        x.n_rows(),
+        BLOCK_ROWS,
+        |_, s, e| {
+            let mut m = vec![0u32; k * k];
+            let mut b = RowMatrix::zeros(k, d);
+            let mut on = Vec::with_capacity(k);
+            for n in s..e {
+                on.clear();
+                on.extend((0..k).filter(|&c| z.row(n)[c] != 0));
+                for &i in &on {
+                    for &j in &on {
+                        m[i * k + j] += 1;
+                    }
+                    axpy(1.0, x.row(n), b.row_mut(i));
+                }
+            }
+            (m, b)
+        },
+        |(m, b)| {
+            for (t, v) in ztz.iter_mut().zip(&m) {
+                *t += f64::from(*v);
+            }
+            axpy(1.0, b.as_slice(), ztx.as_mut_slice());
+        },
+    );
+    (ztz, ztx)
+}
+
+pub(crate) fn least_squares(x: &RowMatrix, z: &ZMat) -> LeastSquares {
+    let (ztz, ztx) = normal_equations(x, z);
+    solve_normal(&ztz, ztx)
+}
+
+/// Solves `M A = B` (M = ZᵀZ, `K × K` symmetric positive semi-definite) by Cholesky with
+/// removal of dependent columns; `b` is overwritten by the solution.
+pub(crate) fn solve_normal(m: &[f64], mut b: RowMatrix) -> LeastSquares {
+    let k = b.n_rows();
+    debug_assert_eq!(m.len(), k * k);
+    let mut l = vec![0.0; k * k];
+    let mut kept = vec![false; k];
+    for j in 0..k {
+        let mut s = m[j * k + j];
+        for p in 0..j {
+            s -= l[j * k + p] * l[j * k + p];
+        }
+        if s.is_nan() || s <= DEPENDENT_PIVOT * m[j * k + j] || m[j * k + j] <= 0.0 {
+            continue;
+        }
+        kept[j] = true;
+        let ljj = s.sqrt();
+        l[j * k + j] = ljj;
+        for i in j + 1..k {
+            let mut v = m[i * k + j];
+            for p in 0..j {
+                v -= l[i * k + p] * l[j * k + p];
+            }
+            l[i * k + j] = v / ljj;
+        }
+    }
+    let d = b.n_cols();
+    // Forward: L Y = B over kept rows (dependent rows of L are zero and are skipped).
+    for i in 0..k {
+        if !kept[i] {
+            b.row_mut(i).iter_mut().for_each(|v| *v = 0.0);
+            continue;
+        }
+        let mut row = b.row(i).to_vec();
+        for p in 0..i {
+            if kept[p] && l[i * k + p] != 0.0 {
+                axpy(-l[i * k + p], b.row(p), &mut row);
+            }
+        }
+        let inv = 1.0 / l[i * k + i];
+        row.iter_mut().for_each(|v| *v *= inv);
+        b.row_mut(i).copy_from_slice(&row);
+    }
+    // Backward: Lᵀ A = Y.
+    for i in (0..k).rev() {
+        if !kept[i] {
+            continue;
+        }
+        let mut row = b.row(i).to_vec();
+        for p in i + 1..k {
+            if kept[p] && l[p * k + i] != 0.0 {
+                axpy(-l[p * k + i], b.row(p), &mut row);
+            }
+        }
+        let inv = 1.0 / l[i * k + i];
+        row.iter_mut().for_each(|v| *v *= inv);
+        b.row_mut(i).copy_from_slice(&row);
+    }
+    debug_assert_eq!(b.n_cols(), d);
+    LeastSquares {
+        a: b,
+        dependent: (0..k).filter(|&j| !kept[j]).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::features::objective::sum_of_squares;
+
+    fn data() -> RowMatrix {
+        RowMatrix::from_rows(&[
+            [1.0, 2.0, 0.5],
+            [0.0, 1.0, -1.0],
+            [3.0, 0.0, 2.0],
+            [1.5, -2.0, 0.0],
+            [-1.0, 0.5, 4.0],
+        ])
+    }
+
+    /// Zᵀ(X − Z Â) = 0: the normal equations hold, so Â is a least-squares solution.
+    fn assert_normal_equations(x: &RowMatrix, z: &RowMatrix, a: &RowMatrix) {
+        for k in 0..z.n_cols() {
+            for dd in 0..x.n_cols() {
+                let mut g = 0.0;
+                for n in 0..x.n_rows() {
+                    let fit: f64 = (0..z.n_cols()).map(|j| z.row(n)[j] * a.row(j)[dd]).sum();
+                    g += z.row(n)[k] * (x.row(n)[dd] - fit);
+                }
+                assert!(g.abs() < 1e-10, "gradient {g} at ({k}, {dd})");
+            }
+            assert!(a.row(k).iter().all(|v| v.is_finite()));
+        }
+    }
+
+    #[test]
+    fn full_rank_matches_the_normal_equations() {
+        let x = data();
+        let z = RowMatrix::from_rows(&[[1.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0]]);
+        let ls = least_squares_means(&x, &z);
+        assert!(ls.dependent.is_empty());
+        assert_normal_equations(&x, &z, &ls.a);
+    }
+
+    #[test]
+    fn duplicate_and_sum_of_others_columns_are_dropped() {
+        let x = data();
+        let base =
+            RowMatrix::from_rows(&[[1.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0]]);
+        let reduced = least_squares_means(&x, &base);
+        let rss = sum_of_squares(&x, &base, &reduced.a);
+        // Duplicate column (col 2 = col 0), an empty column (3), and with disjoint supports
+        // a column that is the sum of two others (col 4 = col 5 + col 6 on rows {0,3} ∪ {2}).
+        let z = RowMatrix::from_rows(&[
+            [1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0],
+            [1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 1.0],
+            [1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0],
+            [0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+        ]);
+        let ls = least_squares_means(&x, &z);
+        assert_eq!(ls.dependent, vec![2, 3, 6]);
+        assert_normal_equations(&x, &z, &ls.a);
+        for j in [2, 3, 6] {
+            assert!(ls.a.row(j).iter().all(|&v| v == 0.0));
+        }
+        // The columns span more than `base`, so the residual cannot be larger.
+        assert!(sum_of_squares(&x, &z, &ls.a) <= rss + 1e-12);
+        // Only duplicated columns: exactly the residual of the reduced problem.
+        let dup = RowMatrix::from_rows(&[
+            [1.0, 0.0, 1.0],
+            [1.0, 1.0, 1.0],
+            [0.0, 1.0, 0.0],
+            [1.0, 0.0, 1.0],
+            [0.0, 1.0, 0.0],
+        ]);
+        let ls = least_squares_means(&x, &dup);
+        assert_eq!(ls.dependent, vec![2]);
+        assert!((sum_of_squares(&x, &dup, &ls.a) - rss).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,239 @@
+//! Parameters of the feature algorithms (one builder for the family), their checks, and
+//! fitting with parallel, reproducible restarts.
+
+use super::bp_means::bp_means_run;
+use super::collapsed::collapsed_bp_means_run;
+use super::k_features::k_features_run;
+use super::model::{EXACT_ROW_MAX_K, FeatureModel, FeatureRun};
+use super::refine::refine_bp_means;
+use super::seeding::{FeatureSeeding, SeedTarget, seed_features};
+use super::stepwise::stepwise;
+use crate::RowMatrix;
+use crate::error::{FitError, ParamError, check_data, check_penalty};
+use crate::linalg::row_sq_norms;
+use crate::restarts::{Observer, Silent, best_of_runs};
+use rand_chacha::ChaCha8Rng;
+
+/// Which feature algorithm to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FeatureAlgo {
+    /// BP-means (Alg. 1), optionally capped (Eq. 15).
+    BpMeans,
+    /// Collapsed BP-means (Alg. 3).
+    CollapsedBpMeans,
+    /// K-features (Alg. 4), K fixed.
+    KFeatures,
+    /// Stepwise K-features (§5).
+    StepwiseKFeatures,
+}
+
+/// Entry point: `BpMeans::params(penalty)`.
+pub struct BpMeans;
+/// Entry point: `CollapsedBpMeans::params(penalty)`.
+pub struct CollapsedBpMeans;
+/// Entry point: `KFeatures::params(k)`.
+pub struct KFeatures;
+/// Entry point: `StepwiseKFeatures::params(penalty)`.
+pub struct StepwiseKFeatures;
+
+impl BpMeans {
+    /// BP-means with penalty P = λ² (the cost of one more feature). Defaults: no cap on K,
+    /// 20 restarts, at most 300 sweeps, seed 0, [`FeatureSeeding::BaseFeature`].
+    pub fn params(penalty: f64) -> FeatureParams {
+        FeatureParams::new(FeatureAlgo::BpMeans, Some(penalty), None)
+    }
+}
+
+impl CollapsedBpMeans {
+    /// Collapsed BP-means with penalty P; the same defaults as [`BpMeans::params`], rows
+    /// chosen exactly (all 2^K values) while K ≤ 12. `refine` does not apply.
+    pub fn params(penalty: f64) -> FeatureParams {
+        FeatureParams::new(FeatureAlgo::CollapsedBpMeans, Some(penalty), None)
+    }
+}
+
+impl KFeatures {
+    /// K-features with `k` features; the same defaults as [`BpMeans::params`], rows assigned
+    /// exactly (all 2^K rows) while K ≤ 12.
+    pub fn params(k: usize) -> FeatureParams {
+        FeatureParams::new(FeatureAlgo::KFeatures, None, Some(k))
+    }
+}
+
+impl StepwiseKFeatures {
+    /// Stepwise K-features with penalty P; `restarts` applies to every K tried. K is tried up
+    /// to the cap given by [`FeatureParams::k`] (default N).
+    pub fn params(penalty: f64) -> FeatureParams {
+        FeatureParams::new(FeatureAlgo::StepwiseKFeatures, Some(penalty), None)
+    }
+}
+
+/// Unchecked parameters of a feature algorithm (a builder).
+#[derive(Clone, Debug)]
+pub struct FeatureParams(FeatureValidParams);
+
+/// Feature-algorithm parameters that passed [`FeatureParams::check`].
+#[derive(Clone, Debug)]
+pub struct FeatureValidParams {
+    pub(crate) algo: FeatureAlgo,
+    pub(crate) penalty: Option<f64>,
+    pub(crate) k: Option<usize>,
+    pub(crate) restarts: usize,
+    pub(crate) max_iter: usize,
+    pub(crate) seed: u64,
+    pub(crate) seeding: FeatureSeeding,
+    pub(crate) exact_max_k: usize,
+    pub(crate) refine: bool,
+}
+
+impl FeatureParams {
+    fn new(algo: FeatureAlgo, penalty: Option<f64>, k: Option<usize>) -> Self {
+        Self(FeatureValidParams {
+            algo,
+            penalty,
+            k,
+            restarts: 20,
+            max_iter: 300,
+            seed: 0,
+            seeding: FeatureSeeding::BaseFeature,
+            exact_max_k: EXACT_ROW_MAX_K,
+            refine: false,
+        })
+    }
+    /// K for K-features; the cap K_max for BP-means (capped BP-means, Eq. 15) and for the
+    /// search of stepwise K-features. `None` removes the cap (not allowed for K-features).
+    pub fn k(mut self, k: Option<usize>) -> Self {
+        self.0.k = k;
+        self
+    }
+    /// Number of independent runs; the lowest objective wins (ties: lowest run index).
+    pub fn restarts(mut self, r: usize) -> Self {
+        self.0.restarts = r;
+        self
+    }
+    /// Iteration cap of each run.
+    pub fn max_iter(mut self, m: usize) -> Self {
+        self.0.max_iter = m;
+        self
+    }
+    /// Seed of all randomness; run i uses stream i of this seed.
+    pub fn seed(mut self, s: u64) -> Self {
+        self.0.seed = s;
+        self
+    }
+    /// How each run is seeded.
+    pub fn seeding(mut self, s: FeatureSeeding) -> Self {
+        self.0.seeding = s;
+        self
+    }
+    /// K-features and collapsed BP-means: largest K for which each row is chosen by exact enumeration of its 2^K
+    /// values (default 12, at most 24); above it, coordinate descent.
+    pub fn exact_max_k(mut self, k: usize) -> Self {
+        self.0.exact_max_k = k.min(24);
+        self
+    }
+    /// BP-means only, beyond the paper: after each run converges, try removing a feature or
+    /// merging two, re-optimising the affected rows, and keep only what lowers the objective
+    /// (then sweep again). Default off.
+    pub fn refine(mut self, on: bool) -> Self {
+        self.0.refine = on;
+        self
+    }
+    /// Checks the rules that hold for any data.
+    pub fn check(self) -> Result<FeatureValidParams, ParamError> {
+        let p = self.0;
+        if let Some(pen) = p.penalty {
+            check_penalty(pen)?;
+        }
+        match p.k {
+            Some(0) => return Err(ParamError::KZero(0)),
+            None if p.algo == FeatureAlgo::KFeatures => return Err(ParamError::KZero(0)),
+            _ => {}
+        }
+        if p.restarts == 0 {
+            return Err(ParamError::NoRestarts);
+        }
+        if p.max_iter == 0 {
+            return Err(ParamError::NoIterations);
+        }
+        Ok(p)
+    }
+}
+
+impl FeatureValidParams {
+    /// The algorithm.
+    pub fn algo(&self) -> FeatureAlgo {
+        self.algo
+    }
+
+    /// Fits on `x`: R restarts in parallel on the current rayon pool, the best returned.
+    pub fn fit(&self, x: &RowMatrix) -> Result<FeatureModel, FitError> {
+        self.fit_with(x, &Silent)
+    }
+
+    /// [`fit`](Self::fit), reporting progress to `observer`.
+    pub fn fit_with(
+        &self,
+        x: &RowMatrix,
+        observer: &dyn Observer,
+    ) -> Result<FeatureModel, FitError> {
+        check_data(x)?;
+        let n = x.n_rows();
+        if let Some(k) = self.k
+            && k > n
+        {
+            return Err(FitError::KTooLarge { k, n });
+        }
+        let model = match self.algo {
+            FeatureAlgo::BpMeans => {
+                let penalty = self.penalty.expect("BP-means has a penalty");
+                let k_max = self.k.unwrap_or(usize::MAX);
+                let norms = row_sq_norms(x);
+                let best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
+                    let target = SeedTarget::Penalty { penalty, k_max };
+                    let (z, a) = seed_features(x, self.seeding, target, rng);
+                    let run = bp_means_run(x, &norms, penalty, k_max, self.max_iter, z, a);
+                    if self.refine {
+                        refine_bp_means(x, &norms, penalty, k_max, self.max_iter, run)
+                    } else {
+                        run
+                    }
+                });
+                FeatureModel::from_best(best)
+            }
+            FeatureAlgo::CollapsedBpMeans => {
+                let penalty = self.penalty.expect("collapsed BP-means has a penalty");
+                let k_max = self.k.unwrap_or(usize::MAX);
+                let best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
+                    let target = SeedTarget::Penalty { penalty, k_max };
+                    let (z, _) = seed_features(x, self.seeding, target, rng);
+                    collapsed_bp_means_run(x, penalty, k_max, self.max_iter, self.exact_max_k, z)
+                });
+                FeatureModel::from_best(best)
+            }
+            FeatureAlgo::KFeatures => {
+                let k = self.k.expect("checked");
+                let best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
+                    self.k_features_single(x, k, rng)
+                });
+                FeatureModel::from_best(best)
+            }
+            FeatureAlgo::StepwiseKFeatures => {
+                let penalty = self.penalty.expect("stepwise K-features has a penalty");
+                stepwise(self, x, penalty, self.k.unwrap_or(n).min(n), observer)
+            }
+        };
+        Ok(model)
+    }
+
+    /// One seeded K-features run.
+    pub(crate) fn k_features_single(
+        &self,
+        x: &RowMatrix,
+        k: usize,
+        rng: &mut ChaCha8Rng,
+    ) -> FeatureRun {
+        let (z, a) = seed_features(x, self.seeding, SeedTarget::Fixed(k), rng);
+        k_features_run(x, self.max_iter, self.exact_max_k, z, a)
+    }
+}

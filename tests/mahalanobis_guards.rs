@@ -228,3 +228,36 @@ fn every_parameter_rule() {
         Err(FitError::NonFinite { row: 3, col: 1, .. })
     ));
 }
+
+/// Timing and recovery on a larger synthetic set; run with
+/// `cargo test --release --test mahalanobis_guards -- --ignored --nocapture`. Prints, for
+/// several `reg`, the time, the purity against the true groups, and J* of the fit and of the
+/// true partition (the fit must not be worse than the truth by its own objective).
+#[test]
+#[ignore]
+fn timing_and_recovery_on_synthetic_groups() {
+    let (n, d, k) = (20_000, 5, 8);
+    let x = gaussian_groups(11, n, d, k, 6.0);
+    let truth: Vec<usize> = (0..n).map(|i| i % k).collect();
+    for reg in [1e-3, 0.1, 1.0] {
+        let params = Mahalanobis::params(k, 1.0).reg(reg).restarts(4);
+        let t = std::time::Instant::now();
+        let fit = params.check().unwrap().fit(&x).unwrap();
+        let secs = t.elapsed().as_secs_f64();
+        let mut table = vec![vec![0usize; k]; k];
+        for (i, &c) in fit.labels().iter().enumerate() {
+            table[c][truth[i]] += 1;
+        }
+        let pure: usize = table.iter().map(|r| *r.iter().max().unwrap()).sum();
+        let j_true = mahalanobis_profile_objective(&x, &truth, 1.0, fit.phi());
+        println!(
+            "N = {n}, D = {d}, K = {k}, reg = {reg}, 4 restarts: {secs:.2} s, iterations {}, \
+             purity {:.4}, J* fit {:.2} vs truth {j_true:.2}, sizes {:?}",
+            fit.n_iter(),
+            pure as f64 / n as f64,
+            fit.objective(),
+            sizes(fit.labels(), k)
+        );
+        assert!(fit.objective() <= j_true + 1e-9 * j_true.abs());
+    }
+}

@@ -206,28 +206,23 @@ fn best_exact_exchange(
     tol: f64,
 ) -> Option<(usize, usize)> {
     let (n, d, k) = (x.n_rows(), x.n_cols(), counts.len());
-    let whiten = |row: usize, c: usize| {
-        let mut w = vec![0.0; d];
-        est.chols[c].quad_form(x.row(row), est.means.row(c), &mut w);
-        w
-    };
-    let own: Vec<Vec<f64>> = (0..n).map(|r| whiten(r, labels[r])).collect();
+    // Whitened residuals of every row under its own cluster (`N × D`, row-major).
+    let own = whiten_rows(x, est, |r| labels[r]);
     let mut best = None;
     let mut best_delta = -tol;
+    // Whitened residuals of one member under every cluster (`K × D`).
+    let mut member_w = vec![0.0; k * d];
     for c in (0..k).filter(|&c| counts[c] == min_size) {
-        let members: Vec<usize> = (0..n).filter(|&r| labels[r] == c).collect();
-        // Whitened residuals of the members under every cluster, and of every row under c.
-        let member_w: Vec<Vec<Vec<f64>>> = members
-            .iter()
-            .map(|&r| (0..k).map(|j| whiten(r, j)).collect())
-            .collect();
-        let under_c: Vec<Vec<f64>> = (0..n).map(|r| whiten(r, c)).collect();
-        for (i, &xr) in members.iter().enumerate() {
+        let under_c = whiten_rows(x, est, |_| c);
+        for xr in (0..n).filter(|&r| labels[r] == c) {
+            for (j, w) in member_w.chunks_exact_mut(d).enumerate() {
+                est.chols[j].quad_form(x.row(xr), est.means.row(j), w);
+            }
             for y in (0..n).filter(|&y| labels[y] != c) {
                 let j = labels[y];
                 let (Some(dc), Some(dj)) = (
-                    exchange_delta(counts[c], &own[xr], &under_c[y], penalty),
-                    exchange_delta(counts[j], &own[y], &member_w[i][j], penalty),
+                    exchange_delta(counts[c], row(&own, xr, d), row(&under_c, y, d), penalty),
+                    exchange_delta(counts[j], row(&own, y, d), row(&member_w, j, d), penalty),
                 ) else {
                     continue;
                 };
@@ -239,6 +234,28 @@ fn best_exact_exchange(
         }
     }
     best
+}
+
+/// Row `r` of a row-major matrix with `d` columns.
+fn row(m: &[f64], r: usize, d: usize) -> &[f64] {
+    &m[r * d..(r + 1) * d]
+}
+
+/// L_c⁻¹(x_r − a_c) for every row r with c = `cluster(r)`, `N × D` row-major, rows in
+/// parallel (each computed alone, so independent of the thread count).
+fn whiten_rows(x: &RowMatrix, est: &Estimate, cluster: impl Fn(usize) -> usize + Sync) -> Vec<f64> {
+    let (n, d) = (x.n_rows(), x.n_cols());
+    let mut out = vec![0.0; n * d];
+    out.par_chunks_mut(BLOCK_ROWS * d)
+        .enumerate()
+        .for_each(|(b, chunk)| {
+            for (i, w) in chunk.chunks_exact_mut(d).enumerate() {
+                let r = b * BLOCK_ROWS + i;
+                let c = cluster(r);
+                est.chols[c].quad_form(x.row(r), est.means.row(c), w);
+            }
+        });
+    out
 }
 
 /// Initial labels: k-means++ and [`SEED_LLOYD_STEPS`] Lloyd iterations, then every cluster

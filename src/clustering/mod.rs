@@ -6,9 +6,14 @@ mod center;
 pub mod collapsed_dp_means;
 pub mod dp_means;
 pub mod kmeans;
+pub mod mahalanobis;
 pub mod model;
 pub mod objective;
 
 pub use dp_means::{CollapsedDpMeans, DpMeans, DpMeansParams, DpMeansValidParams, DpVariant};
 pub use kmeans::{KMeans, KMeansParams, KMeansValidParams};
+pub use mahalanobis::{
+    Mahalanobis, MahalanobisClustering, MahalanobisParams, MahalanobisValidParams,
+    mahalanobis_objective, mahalanobis_profile_objective,
+};
 pub use model::{ClusterRun, Clustering, one_hot};

@@ -234,7 +234,7 @@ fn every_parameter_rule() {
 /// several `reg`, the time, the purity against the true groups, and J* of the fit and of the
 /// true partition (the fit must not be worse than the truth by its own objective).
 #[test]
-#[ignore]
+#[ignore = "a slow measurement (20 000 points), not a check; run by hand as the doc above says"]
 fn timing_and_recovery_on_synthetic_groups() {
     let (n, d, k) = (20_000, 5, 8);
     let x = gaussian_groups(11, n, d, k, 6.0);

@@ -4,8 +4,14 @@ use super::output::{Staging, binary_csv, labels_csv, matrix_csv};
 use super::progress::RestartBar;
 use super::{CliError, with_threads};
 use madbayes::RowMatrix;
-use madbayes::clustering::{Clustering, CollapsedDpMeans, DpMeans, KMeans};
+use madbayes::clustering::{
+    Clustering, CollapsedDpMeans, DpMeans, DpMeansValidParams, KMeans, KMeansValidParams,
+    Mahalanobis, MahalanobisClustering, MahalanobisValidParams,
+};
 use madbayes::error::check_data;
+use madbayes::features::{
+    BpMeans, CollapsedBpMeans, FeatureModel, FeatureValidParams, KFeatures, StepwiseKFeatures,
+};
 use madbayes::io::read_matrix;
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -20,6 +26,16 @@ pub enum Algo {
     DpMeans,
     /// Collapsed DP-means (exact coordinate descent); needs --penalty, --k caps K.
     CollapsedDpMeans,
+    /// Mahalanobis clustering (cluster covariances); needs --k and --penalty.
+    Mahalanobis,
+    /// BP-means (latent features); needs --penalty, --k caps the number of features.
+    BpMeans,
+    /// Collapsed BP-means; needs --penalty, --k caps K.
+    CollapsedBpMeans,
+    /// K-features (K fixed); needs --k.
+    KFeatures,
+    /// Stepwise K-features (K = 1, 2, … until the BP-means objective rises); needs --penalty.
+    StepwiseKFeatures,
 }
 
 impl Algo {
@@ -28,6 +44,11 @@ impl Algo {
             Algo::Kmeans => "kmeans",
             Algo::DpMeans => "dp-means",
             Algo::CollapsedDpMeans => "collapsed-dp-means",
+            Algo::Mahalanobis => "mahalanobis",
+            Algo::BpMeans => "bp-means",
+            Algo::CollapsedBpMeans => "collapsed-bp-means",
+            Algo::KFeatures => "k-features",
+            Algo::StepwiseKFeatures => "stepwise-k-features",
         }
     }
 }
@@ -47,7 +68,8 @@ pub struct FitArgs {
     /// The penalty P = λ²: the objective cost of one more cluster.
     #[arg(long, allow_negative_numbers = true)]
     pub penalty: Option<f64>,
-    /// Number of clusters (kmeans), or the most clusters allowed (dp-means variants).
+    /// Number of clusters or features (kmeans, mahalanobis, k-features), or the most allowed
+    /// (dp-means, bp-means and stepwise variants).
     #[arg(long)]
     pub k: Option<usize>,
     /// Independent runs; the lowest objective wins.
@@ -62,19 +84,103 @@ pub struct FitArgs {
     /// Iteration (sweep) cap of each run.
     #[arg(long, default_value_t = 300)]
     pub max_iter: usize,
-    /// dp-means variants: after convergence, also try exact single-point moves and merges of
-    /// two clusters, keeping only what lowers the objective.
+    /// dp-means variants: after convergence, also try exact single-point moves, merges and
+    /// splits of clusters; bp-means: removing a feature or merging two. Only what lowers the
+    /// objective is kept.
     #[arg(long)]
     pub refine: bool,
+    /// mahalanobis: Φ = reg × (mean column variance) · I, the inverse-Wishart scale kept in
+    /// the objective so that it stays bounded below.
+    #[arg(long)]
+    pub reg: Option<f64>,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
 }
 
-pub fn run(args: FitArgs) -> Result<(), CliError> {
+/// Parameters checked before any data is read.
+enum Checked {
+    KMeans(KMeansValidParams),
+    Dp(DpMeansValidParams),
+    Maha(MahalanobisValidParams),
+    Features(FeatureValidParams),
+}
+
+/// What every algorithm's result is written as.
+struct Fitted {
+    k: usize,
+    objective: f64,
+    n_iter: usize,
+    converged: bool,
+    trace: Vec<f64>,
+    run_objectives: Vec<f64>,
+    best_run: usize,
+    /// Cluster labels (clustering only).
+    labels: Option<Vec<usize>>,
+    /// Cluster means, or the feature means A.
+    means: RowMatrix,
+    z: RowMatrix,
+    /// Further files, and further summary fields, of one family.
+    extra_files: Vec<(&'static str, String)>,
+    extra_json: Vec<(&'static str, Value)>,
+}
+
+impl Fitted {
+    fn from_clustering(m: &Clustering) -> Self {
+        Self {
+            k: m.k(),
+            objective: m.objective(),
+            n_iter: m.n_iter(),
+            converged: m.converged(),
+            trace: m.trace().to_vec(),
+            run_objectives: m.run_objectives().to_vec(),
+            best_run: m.best_run(),
+            labels: Some(m.labels().to_vec()),
+            means: m.means().clone(),
+            z: m.z(),
+            extra_files: Vec::new(),
+            extra_json: Vec::new(),
+        }
+    }
+
+    fn from_mahalanobis(m: &MahalanobisClustering) -> Self {
+        let mut f = Self::from_clustering(m.clustering());
+        let mut cov = String::new();
+        for c in m.covariances() {
+            cov.push_str(&matrix_csv(c));
+        }
+        f.extra_files.push(("covariances.csv", cov));
+        f.extra_json.push(("phi", json!(m.phi())));
+        f
+    }
+
+    fn from_features(m: &FeatureModel) -> Self {
+        Self {
+            k: m.k(),
+            objective: m.objective(),
+            n_iter: m.n_iter(),
+            converged: m.converged(),
+            trace: m.trace().to_vec(),
+            run_objectives: m.run_objectives().to_vec(),
+            best_run: m.best_run(),
+            labels: None,
+            means: m.a().clone(),
+            z: m.z(),
+            extra_files: Vec::new(),
+            extra_json: vec![("objective_by_k", json!(m.objective_by_k()))],
+        }
+    }
+}
+
+fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
     let algo = args.algo;
-    let need = |what: &str, v: Option<f64>| {
-        v.ok_or_else(|| CliError(format!("{} needs --{what}", algo.name())))
+    let penalty = || {
+        args.penalty
+            .ok_or_else(|| CliError(format!("{} needs --penalty P", algo.name())))
+    };
+    let k = || {
+        args.k
+            .ok_or_else(|| CliError(format!("{} needs --k K", algo.name())))
     };
     let refuse = |what: &str, given: bool| {
         if given {
@@ -86,18 +192,14 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
             Ok(())
         }
     };
-    // Parameters are checked before the data are read.
-    enum Checked {
-        KMeans(madbayes::clustering::KMeansValidParams),
-        Dp(madbayes::clustering::DpMeansValidParams),
-    }
+    let refine_applies = matches!(algo, Algo::DpMeans | Algo::CollapsedDpMeans | Algo::BpMeans);
+    refuse("refine", args.refine && !refine_applies)?;
+    refuse("reg", args.reg.is_some() && algo != Algo::Mahalanobis)?;
     let checked = match algo {
         Algo::Kmeans => {
             refuse("penalty", args.penalty.is_some())?;
-            refuse("refine", args.refine)?;
-            let k = args.k.ok_or_else(|| CliError("kmeans needs --k".into()))?;
             Checked::KMeans(
-                KMeans::params(k)
+                KMeans::params(k()?)
                     .restarts(args.restarts)
                     .max_iter(args.max_iter)
                     .seed(args.seed)
@@ -105,11 +207,10 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
             )
         }
         Algo::DpMeans | Algo::CollapsedDpMeans => {
-            let p = need("penalty", args.penalty)?;
             let builder = if algo == Algo::DpMeans {
-                DpMeans::params(p)
+                DpMeans::params(penalty()?)
             } else {
-                CollapsedDpMeans::params(p)
+                CollapsedDpMeans::params(penalty()?)
             };
             Checked::Dp(
                 builder
@@ -121,8 +222,41 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
                     .check()?,
             )
         }
+        Algo::Mahalanobis => {
+            let mut builder = Mahalanobis::params(k()?, penalty()?)
+                .restarts(args.restarts)
+                .max_iter(args.max_iter)
+                .seed(args.seed);
+            if let Some(r) = args.reg {
+                builder = builder.reg(r);
+            }
+            Checked::Maha(builder.check()?)
+        }
+        Algo::BpMeans | Algo::CollapsedBpMeans | Algo::KFeatures | Algo::StepwiseKFeatures => {
+            let builder = match algo {
+                Algo::BpMeans => BpMeans::params(penalty()?).k(args.k),
+                Algo::CollapsedBpMeans => CollapsedBpMeans::params(penalty()?).k(args.k),
+                Algo::StepwiseKFeatures => StepwiseKFeatures::params(penalty()?).k(args.k),
+                _ => {
+                    refuse("penalty", args.penalty.is_some())?;
+                    KFeatures::params(k()?)
+                }
+            };
+            Checked::Features(
+                builder
+                    .restarts(args.restarts)
+                    .max_iter(args.max_iter)
+                    .seed(args.seed)
+                    .refine(args.refine)
+                    .check()?,
+            )
+        }
     };
+    Ok(checked)
+}
 
+pub fn run(args: FitArgs) -> Result<(), CliError> {
+    let checked = check_params(&args)?;
     let x = read_matrix(&args.input)?;
     check_data(&x).map_err(|e| CliError(format!("{}: {e}", args.input.display())))?;
     if let Some(k) = args.k
@@ -136,33 +270,41 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
     }
     let staging = Staging::open(&args.out)?;
 
-    let bar = RestartBar::new(algo.name(), args.quiet);
+    let bar = RestartBar::new(args.algo.name(), args.quiet);
     let ticker = bar.reveal_later();
     let started = Instant::now();
-    let fitted = with_threads(args.threads, || match &checked {
-        Checked::KMeans(p) => p.fit_with(&x, &bar),
-        Checked::Dp(p) => p.fit_with(&x, &bar),
+    let fitted = with_threads(args.threads, || -> Result<Fitted, madbayes::FitError> {
+        Ok(match &checked {
+            Checked::KMeans(p) => Fitted::from_clustering(&p.fit_with(&x, &bar)?),
+            Checked::Dp(p) => Fitted::from_clustering(&p.fit_with(&x, &bar)?),
+            Checked::Maha(p) => Fitted::from_mahalanobis(&p.fit_with(&x, &bar)?),
+            Checked::Features(p) => Fitted::from_features(&p.fit_with(&x, &bar)?),
+        })
     })?;
     let seconds = started.elapsed().as_secs_f64();
     bar.finish();
     if let Some(t) = ticker {
         let _ = t.join();
     }
-    let model = fitted?;
-    write_clustering(staging, &args, &x, &model, seconds)
+    write_result(staging, &args, &x, &fitted?, seconds)
 }
 
-fn write_clustering(
+fn write_result(
     mut staging: Staging,
     args: &FitArgs,
     x: &RowMatrix,
-    model: &Clustering,
+    fitted: &Fitted,
     seconds: f64,
 ) -> Result<(), CliError> {
-    staging.write("labels.csv", labels_csv(model.labels()).as_bytes())?;
-    staging.write("means.csv", matrix_csv(model.means()).as_bytes())?;
-    staging.write("z.csv", binary_csv(&model.z()).as_bytes())?;
-    let summary = summary_json(args, x, model, seconds);
+    if let Some(labels) = &fitted.labels {
+        staging.write("labels.csv", labels_csv(labels).as_bytes())?;
+    }
+    staging.write("means.csv", matrix_csv(&fitted.means).as_bytes())?;
+    staging.write("z.csv", binary_csv(&fitted.z).as_bytes())?;
+    for (name, body) in &fitted.extra_files {
+        staging.write(name, body.as_bytes())?;
+    }
+    let summary = summary_json(args, x, fitted, seconds);
     let text = serde_json::to_string_pretty(&summary)
         .map_err(|e| CliError(format!("cannot encode summary.json: {e}")))?;
     staging.write("summary.json", (text + "\n").as_bytes())?;
@@ -172,31 +314,35 @@ fn write_clustering(
         args.algo.name(),
         x.n_rows(),
         x.n_cols(),
-        model.k(),
-        model.objective(),
-        model.n_iter(),
-        model.converged(),
+        fitted.k,
+        fitted.objective,
+        fitted.n_iter,
+        fitted.converged,
         seconds,
         args.out.display()
     );
     Ok(())
 }
 
-fn summary_json(args: &FitArgs, x: &RowMatrix, model: &Clustering, seconds: f64) -> Value {
-    let runs = model.run_objectives();
-    let mut sorted = runs.to_vec();
+fn summary_json(args: &FitArgs, x: &RowMatrix, fitted: &Fitted, seconds: f64) -> Value {
+    let runs = &fitted.run_objectives;
+    let mut sorted = runs.clone();
     sorted.sort_by(f64::total_cmp);
     let k_max = match args.algo {
-        Algo::Kmeans => Value::Null,
-        _ => json!(args.k),
+        Algo::DpMeans
+        | Algo::CollapsedDpMeans
+        | Algo::BpMeans
+        | Algo::CollapsedBpMeans
+        | Algo::StepwiseKFeatures => json!(args.k),
+        _ => Value::Null,
     };
-    json!({
+    let mut summary = json!({
         "algo": args.algo.name(),
         "input": args.input.display().to_string(),
         "n": x.n_rows(),
         "d": x.n_cols(),
-        "k": model.k(),
-        "objective": model.objective(),
+        "k": fitted.k,
+        "objective": fitted.objective,
         "penalty": args.penalty,
         "k_max": k_max,
         "refine": args.refine,
@@ -204,17 +350,23 @@ fn summary_json(args: &FitArgs, x: &RowMatrix, model: &Clustering, seconds: f64)
         "seed": args.seed,
         "threads": args.threads,
         "max_iter": args.max_iter,
-        "iterations": model.n_iter(),
-        "converged": model.converged(),
+        "iterations": fitted.n_iter,
+        "converged": fitted.converged,
         "seconds": seconds,
-        "best_run": model.best_run(),
+        "best_run": fitted.best_run,
         "restart_objectives": {
             "min": sorted.first(),
             "median": sorted[sorted.len() / 2],
             "max": sorted.last(),
             "all": runs,
         },
-        "trace": model.trace(),
+        "trace": fitted.trace,
         "version": env!("CARGO_PKG_VERSION"),
-    })
+    });
+    if let Value::Object(map) = &mut summary {
+        for (key, value) in &fitted.extra_json {
+            map.insert((*key).to_string(), value.clone());
+        }
+    }
+    summary
 }

@@ -4,7 +4,7 @@
 //! run index, and the winner is the lowest objective with ties going to the lowest index. So the
 //! result is the same whatever the number of threads or the order in which runs finish.
 
-use rand::SeedableRng;
+use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
@@ -13,6 +13,24 @@ pub fn run_rng(seed: u64, run: u64) -> ChaCha8Rng {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     rng.set_stream(run);
     rng
+}
+
+/// Draws an index with probability ∝ `weights` (uniformly when they sum to zero).
+pub fn draw_weighted(weights: &[f64], rng: &mut ChaCha8Rng) -> usize {
+    let total: f64 = weights.iter().sum();
+    if total.is_nan() || total <= 0.0 || total.is_infinite() {
+        return rng.random_range(0..weights.len());
+    }
+    let target = rng.random::<f64>() * total;
+    let mut acc = 0.0;
+    for (i, &w) in weights.iter().enumerate() {
+        acc += w;
+        if acc > target && w > 0.0 {
+            return i;
+        }
+    }
+    // Rounding left `target` beyond the last partial sum: take the last positive weight.
+    weights.iter().rposition(|&w| w > 0.0).unwrap_or(0)
 }
 
 /// Observes a fit while it runs (for progress bars). Every method has an empty default.

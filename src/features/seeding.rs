@@ -15,7 +15,7 @@
 use super::zmat::ZMat;
 use crate::RowMatrix;
 use crate::linalg::{mean_row, sq_dist, sq_norm};
-use rand::RngExt;
+use crate::restarts::draw_weighted;
 use rand_chacha::ChaCha8Rng;
 
 /// How runs are seeded.
@@ -36,23 +36,6 @@ pub(crate) enum SeedTarget {
     Fixed(usize),
     /// While a feature lowers the BP-means objective with this penalty, at most `k_max`.
     Penalty { penalty: f64, k_max: usize },
-}
-
-/// Draws an index with probability ∝ `weights` (uniformly when they sum to zero).
-pub(crate) fn draw_weighted(weights: &[f64], rng: &mut ChaCha8Rng) -> usize {
-    let total: f64 = weights.iter().sum();
-    if total.is_nan() || total <= 0.0 || !total.is_finite() {
-        return rng.random_range(0..weights.len());
-    }
-    let target = rng.random::<f64>() * total;
-    let mut acc = 0.0;
-    for (i, &w) in weights.iter().enumerate() {
-        acc += w;
-        if acc > target && w > 0.0 {
-            return i;
-        }
-    }
-    weights.iter().rposition(|&w| w > 0.0).unwrap_or(0)
 }
 
 /// Seeds (Z, A) on `x` (serial; O(N·D) per feature).

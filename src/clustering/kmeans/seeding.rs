@@ -4,26 +4,9 @@
 
 use crate::RowMatrix;
 use crate::linalg::{BLOCK_ROWS, gemm_xat, ordered_block_reduce, sq_dist, sq_norm};
+use crate::restarts::draw_weighted;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
-
-/// Draws an index with probability ∝ `weights` (uniformly when they sum to zero).
-pub(crate) fn draw_weighted(weights: &[f64], rng: &mut ChaCha8Rng) -> usize {
-    let total: f64 = weights.iter().sum();
-    if total.is_nan() || total <= 0.0 || total.is_infinite() {
-        return rng.random_range(0..weights.len());
-    }
-    let target = rng.random::<f64>() * total;
-    let mut acc = 0.0;
-    for (i, &w) in weights.iter().enumerate() {
-        acc += w;
-        if acc > target && w > 0.0 {
-            return i;
-        }
-    }
-    // Rounding left `target` beyond the last partial sum: take the last positive weight.
-    weights.iter().rposition(|&w| w > 0.0).unwrap_or(0)
-}
 
 /// Chooses `k` initial means among the rows of `x` (`x_norms[n] = ‖x_n‖²`).
 pub fn kmeans_plus_plus(

@@ -6,9 +6,11 @@
 //! at itself (never beyond `k_max`). After the sweep each mean becomes its members' mean and
 //! empty clusters are dropped. Stop when a sweep changes no label.
 //!
-//! The means of the clusters that existed when a sweep began do not move during it, so the
-//! nearest of them is found for whole blocks of rows by GEMM, in parallel; only clusters
-//! opened during the sweep are checked row by row, in order.
+//! Means do not move during a sweep; they only get added. So the sweep runs in waves of
+//! rows: the nearest of the clusters that exist when a wave begins is found for
+//! all its rows by GEMM, in parallel; only the clusters opened during the wave are checked
+//! row by row, in order. Without waves, every cluster opened in the first sweep (all K of
+//! them, starting from one) would be checked row by row for the rest of that sweep.
 
 use crate::RowMatrix;
 use crate::clustering::model::ClusterRun;
@@ -17,6 +19,17 @@ use crate::linalg::{
     BLOCK_ROWS, Nearest, mean_row, nearest_rows_in_block, ordered_block_reduce, row_sq_norms,
     sq_dist,
 };
+
+/// Most rows in one wave of a sweep. Within a wave, the nearest of the clusters that existed
+/// when the wave began is found in parallel by GEMM; clusters opened during the wave are
+/// checked row by row. Waves start at `FIRST_WAVE_ROWS` and double up to this size, so the
+/// many clusters opened early in the first sweep soon join the GEMM. The schedule depends on
+/// row positions only (not on the thread count), which fixes which distances are computed
+/// which way: the result is the same for any number of threads.
+const WAVE_ROWS: usize = 8 * BLOCK_ROWS;
+
+/// Rows in the first wave of a sweep.
+const FIRST_WAVE_ROWS: usize = 256;
 
 /// Runs DP-means sweeps over the rows in `order` (a permutation of `0..N`).
 pub fn dp_means_run(
@@ -35,53 +48,71 @@ pub fn dp_means_run(
     let mut n_iter = 0;
     while n_iter < max_iter {
         n_iter += 1;
-        let k_old = means.n_rows();
-        let m_norms = row_sq_norms(&means);
-        let mut opened = RowMatrix::zeros(0, d);
+        // The means at the start of the sweep, then every cluster opened during it.
+        let mut current = means;
+        let mut c_norms = row_sq_norms(&current);
         let mut changed = 0usize;
         let mut sweep_cost = 0.0;
-        ordered_block_reduce(
-            n,
-            BLOCK_ROWS,
-            |_, s, e| {
-                let rows: Vec<usize> = order[s..e].to_vec();
-                let mut xb = Vec::with_capacity(rows.len() * d);
-                for &r in &rows {
-                    xb.extend_from_slice(x.row(r));
-                }
-                let norms: Vec<f64> = rows.iter().map(|&r| x_norms[r]).collect();
-                let mut nearest = vec![Nearest::NONE; rows.len()];
-                nearest_rows_in_block(&xb, &norms, &means, &m_norms, &mut Vec::new(), &mut nearest);
-                (rows, nearest)
-            },
-            |(rows, nearest)| {
-                for (&r, old) in rows.iter().zip(&nearest) {
-                    let mut best = *old;
-                    for (j, a) in opened.rows().enumerate() {
-                        let dist = sq_dist(x.row(r), a);
-                        if dist < best.dist {
-                            best = Nearest {
-                                label: k_old + j,
-                                dist,
-                            };
+        let mut wave_start = 0;
+        let mut wave_len = FIRST_WAVE_ROWS;
+        while wave_start < n {
+            let wave_end = (wave_start + wave_len).min(n);
+            wave_len = (2 * wave_len).min(WAVE_ROWS);
+            // Parallel, by GEMM: nearest of the clusters that exist when the wave begins.
+            let snapshot = current.clone();
+            let snap_norms = c_norms.clone();
+            let k_snap = snapshot.n_rows();
+            ordered_block_reduce(
+                wave_end - wave_start,
+                BLOCK_ROWS,
+                |_, s, e| {
+                    let rows: Vec<usize> = order[wave_start + s..wave_start + e].to_vec();
+                    let mut xb = Vec::with_capacity(rows.len() * d);
+                    for &r in &rows {
+                        xb.extend_from_slice(x.row(r));
+                    }
+                    let norms: Vec<f64> = rows.iter().map(|&r| x_norms[r]).collect();
+                    let mut nearest = vec![Nearest::NONE; rows.len()];
+                    nearest_rows_in_block(
+                        &xb,
+                        &norms,
+                        &snapshot,
+                        &snap_norms,
+                        &mut Vec::new(),
+                        &mut nearest,
+                    );
+                    (rows, nearest)
+                },
+                // In order: clusters opened during this wave are checked row by row.
+                |(rows, nearest)| {
+                    for (&r, old) in rows.iter().zip(&nearest) {
+                        let mut best = *old;
+                        for j in k_snap..current.n_rows() {
+                            let dist = sq_dist(x.row(r), current.row(j));
+                            if dist < best.dist {
+                                best = Nearest { label: j, dist };
+                            }
                         }
+                        if best.dist > penalty && current.n_rows() < k_max {
+                            best = Nearest {
+                                label: current.n_rows(),
+                                dist: 0.0,
+                            };
+                            current.push_row(x.row(r));
+                            c_norms.push(x_norms[r]);
+                        }
+                        if labels[r] != best.label {
+                            labels[r] = best.label;
+                            changed += 1;
+                        }
+                        sweep_cost += best.dist;
                     }
-                    if best.dist > penalty && k_old + opened.n_rows() < k_max {
-                        best = Nearest {
-                            label: k_old + opened.n_rows(),
-                            dist: 0.0,
-                        };
-                        opened.push_row(x.row(r));
-                    }
-                    if labels[r] != best.label {
-                        labels[r] = best.label;
-                        changed += 1;
-                    }
-                    sweep_cost += best.dist;
-                }
-            },
-        );
-        let k_now = k_old + opened.n_rows();
+                },
+            );
+            wave_start = wave_end;
+        }
+        let k_now = current.n_rows();
+        means = current;
         trace.push(sweep_cost + (k_now as f64 - 1.0) * penalty);
         if changed == 0 {
             converged = true;

@@ -41,16 +41,18 @@ def data_files(out, n, d, k, std, seed):
 
 
 def sklearn_round(x, init, max_iter, threads, reps):
-    times, fit = [], None
+    times, cpu, fit = [], [], None
     with threadpool_limits(limits=threads):
         for _ in range(reps):
             km = KMeans(n_clusters=init.shape[0], init=init, n_init=1, algorithm="lloyd",
                         tol=0.0, max_iter=max_iter)
+            c = time.process_time()
             t = time.perf_counter()
             km.fit(x)
             times.append(time.perf_counter() - t)
+            cpu.append(time.process_time() - c)
             fit = km
-    return times, fit
+    return times, cpu, fit
 
 
 def rust_round(binary, x_path, init_path, n, d, k, max_iter, threads, reps):
@@ -84,34 +86,42 @@ def main():
     }
     print(json.dumps({"versions": info}), flush=True)
     print("| N | D | K | threads | iters (sk / mb) | sklearn s/iter | madbayes s/iter | "
-          "ratio mb/sk | rel. diff objective | load (1, 5 min) |", flush=True)
-    print("|---|---|---|---|---|---|---|---|---|---|", flush=True)
+          "ratio mb/sk | CPU ratio mb/sk | rel. diff objective | load (1, 5 min) |", flush=True)
+    print("|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
     for size in a.sizes.split(","):
         n, d, k = (int(v) for v in size.split("x"))
         x_path, init_path, x, init = data_files(a.out, n, d, k, a.std, a.seed)
         for threads in (int(t) for t in a.threads.split(",")):
             load_before = os.getloadavg()
-            sk_times, mb_times, sk_fit, mb = [], [], None, None
+            sk_times, mb_times, sk_cpu, mb_cpu, sk_fit, mb = [], [], [], [], None, None
             for _ in range(a.rounds):
-                t, sk_fit = sklearn_round(x, init, a.max_iter, threads, a.reps)
+                t, c, sk_fit = sklearn_round(x, init, a.max_iter, threads, a.reps)
                 sk_times += t
+                sk_cpu += c
                 mb = rust_round(a.binary, x_path, init_path, n, d, k, a.max_iter, threads, a.reps)
                 mb_times += mb["times"]
+                mb_cpu += mb["cpu_times"]
             load_after = os.getloadavg()
             sk_it = min(sk_times) / sk_fit.n_iter_
             mb_it = min(mb_times) / mb["n_iter"]
+            sk_cpu_it = min(sk_cpu) / sk_fit.n_iter_
+            mb_cpu_it = min(mb_cpu) / mb["n_iter"]
             rel = abs(mb["objective"] - sk_fit.inertia_) / sk_fit.inertia_
             row = {
                 "n": n, "d": d, "k": k, "threads": threads,
                 "sk_n_iter": int(sk_fit.n_iter_), "mb_n_iter": mb["n_iter"],
                 "sk_per_iter_s": sk_it, "mb_per_iter_s": mb_it, "ratio": mb_it / sk_it,
                 "sk_inertia": float(sk_fit.inertia_), "mb_objective": mb["objective"],
+                "sk_cpu_per_iter_s": sk_cpu_it, "mb_cpu_per_iter_s": mb_cpu_it,
+                "cpu_ratio": mb_cpu_it / sk_cpu_it,
                 "rel_diff": rel, "sk_times": sk_times, "mb_times": mb_times,
+                "sk_cpu_times": sk_cpu, "mb_cpu_times": mb_cpu,
                 "load_before": load_before, "load_after": load_after,
             }
             print(json.dumps(row), flush=True)
             print(f"| {n} | {d} | {k} | {threads} | {sk_fit.n_iter_} / {mb['n_iter']} | "
-                  f"{sk_it * 1e3:.2f} ms | {mb_it * 1e3:.2f} ms | {mb_it / sk_it:.2f} | {rel:.1e} | "
+                  f"{sk_it * 1e3:.2f} ms | {mb_it * 1e3:.2f} ms | {mb_it / sk_it:.2f} | "
+                  f"{mb_cpu_it / sk_cpu_it:.2f} | {rel:.1e} | "
                   f"{load_before[0]:.2f}, {load_before[1]:.2f} → {load_after[0]:.2f}, "
                   f"{load_after[1]:.2f} |", flush=True)
 

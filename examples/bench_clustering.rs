@@ -106,21 +106,59 @@ fn random_rows(x: &RowMatrix, k: usize, seed: u64) -> RowMatrix {
     RowMatrix::from_rows(&idx[..k].iter().map(|&i| x.row(i)).collect::<Vec<_>>())
 }
 
-/// Best-of-`reps` wall-clock time of `fit`, and the last fit.
-fn best_of<F: FnMut() -> Res<Clustering>>(
-    reps: usize,
-    mut fit: F,
-) -> Res<(f64, Vec<f64>, Clustering)> {
-    let mut times = Vec::with_capacity(reps);
+/// CPU time used so far by all threads of this process, in seconds: the sum of the first
+/// field of `/proc/self/task/*/schedstat` (nanoseconds on a CPU). Unlike wall-clock time it
+/// hardly moves when other jobs compete for the cores (it does count rayon's spinning).
+fn cpu_seconds() -> f64 {
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return f64::NAN;
+    };
+    let mut ns = 0u64;
+    for task in dir.flatten() {
+        if let Ok(s) = std::fs::read_to_string(task.path().join("schedstat")) {
+            ns += s
+                .split_whitespace()
+                .next()
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0);
+        }
+    }
+    ns as f64 * 1e-9
+}
+
+/// Wall-clock and CPU seconds of each of `reps` fits, and the last fit.
+struct Timed {
+    wall: Vec<f64>,
+    cpu: Vec<f64>,
+    fit: Clustering,
+}
+
+impl Timed {
+    fn best_wall(&self) -> f64 {
+        self.wall.iter().cloned().fold(f64::INFINITY, f64::min)
+    }
+    fn best_cpu(&self) -> f64 {
+        self.cpu.iter().cloned().fold(f64::INFINITY, f64::min)
+    }
+}
+
+/// Runs `fit` `reps` times (at least once), timing each.
+fn best_of<F: FnMut() -> Res<Clustering>>(reps: usize, mut fit: F) -> Res<Timed> {
+    let (mut wall, mut cpu) = (Vec::new(), Vec::new());
     let mut last = None;
     for _ in 0..reps.max(1) {
+        let c0 = cpu_seconds();
         let t = Instant::now();
         let c = fit()?;
-        times.push(t.elapsed().as_secs_f64());
+        wall.push(t.elapsed().as_secs_f64());
+        cpu.push(cpu_seconds() - c0);
         last = Some(c);
     }
-    let best = times.iter().cloned().fold(f64::INFINITY, f64::min);
-    Ok((best, times, last.expect("at least one rep")))
+    Ok(Timed {
+        wall,
+        cpu,
+        fit: last.expect("at least one rep"),
+    })
 }
 
 fn pool(threads: usize) -> Res<rayon::ThreadPool> {
@@ -141,14 +179,17 @@ fn cmd_lloyd(a: &Args) -> Res<()> {
     let x = read_f64(a.str("x")?, n, d)?;
     let init = read_f64(a.str("init")?, k, d)?;
     let params = KMeans::params(k).max_iter(max_iter).check()?;
-    let (best, times, fit) =
-        pool(threads)?.install(|| best_of(reps, || Ok(params.fit_from_means(&x, &init)?)))?;
+    let t = pool(threads)?.install(|| best_of(reps, || Ok(params.fit_from_means(&x, &init)?)))?;
+    let it = t.fit.n_iter() as f64;
     println!(
-        "{{\"cmd\":\"lloyd\",\"n\":{n},\"d\":{d},\"k\":{k},\"threads\":{threads},\"n_iter\":{},\"best_s\":{best:.6},\"per_iter_s\":{:.6},\"objective\":{:.17e},\"times\":{}}}",
-        fit.n_iter(),
-        best / fit.n_iter() as f64,
-        fit.objective(),
-        fmt_times(&times)
+        "{{\"cmd\":\"lloyd\",\"n\":{n},\"d\":{d},\"k\":{k},\"threads\":{threads},\"n_iter\":{},\"best_s\":{:.6},\"per_iter_s\":{:.6},\"cpu_per_iter_s\":{:.6},\"objective\":{:.17e},\"times\":{},\"cpu_times\":{}}}",
+        t.fit.n_iter(),
+        t.best_wall(),
+        t.best_wall() / it,
+        t.best_cpu() / it,
+        t.fit.objective(),
+        fmt_times(&t.wall),
+        fmt_times(&t.cpu)
     );
     Ok(())
 }
@@ -166,26 +207,32 @@ fn cmd_dp_vs_km(a: &Args) -> Res<()> {
         .max_iter(max_iter)
         .seed(seed)
         .check()?;
-    let (dp_best, dp_times, dp_fit) = pool.install(|| best_of(reps, || Ok(dp.fit(&x)?)))?;
-    let k = dp_fit.k();
+    let dp_t = pool.install(|| best_of(reps, || Ok(dp.fit(&x)?)))?;
+    let k = dp_t.fit.k();
     let init = random_rows(&x, k, seed);
     let km = KMeans::params(k).max_iter(max_iter).check()?;
-    let (km_best, km_times, km_fit) =
-        pool.install(|| best_of(reps, || Ok(km.fit_from_means(&x, &init)?)))?;
-    let dp_it = dp_best / dp_fit.n_iter() as f64;
-    let km_it = km_best / km_fit.n_iter() as f64;
+    let km_t = pool.install(|| best_of(reps, || Ok(km.fit_from_means(&x, &init)?)))?;
+    let (dp_n, km_n) = (dp_t.fit.n_iter() as f64, km_t.fit.n_iter() as f64);
+    let (dp_it, km_it) = (dp_t.best_wall() / dp_n, km_t.best_wall() / km_n);
+    let (dp_cpu, km_cpu) = (dp_t.best_cpu() / dp_n, km_t.best_cpu() / km_n);
     println!(
         "{{\"cmd\":\"dp-vs-km\",\"n\":{n},\"d\":{d},\"threads\":{threads},\"penalty\":{penalty},\"k\":{k},\
-\"dp_n_iter\":{},\"dp_best_s\":{dp_best:.6},\"dp_per_iter_s\":{dp_it:.6},\"dp_times\":{},\
-\"km_n_iter\":{},\"km_best_s\":{km_best:.6},\"km_per_iter_s\":{km_it:.6},\"km_times\":{},\
-\"ratio_dp_over_km\":{:.4},\"dp_per_iter_per_row_ns\":{:.3},\"km_per_iter_per_row_ns\":{:.3}}}",
-        dp_fit.n_iter(),
-        fmt_times(&dp_times),
-        km_fit.n_iter(),
-        fmt_times(&km_times),
+\"dp_n_iter\":{},\"dp_per_iter_s\":{dp_it:.6},\"dp_cpu_per_iter_s\":{dp_cpu:.6},\"dp_times\":{},\"dp_cpu_times\":{},\
+\"km_n_iter\":{},\"km_per_iter_s\":{km_it:.6},\"km_cpu_per_iter_s\":{km_cpu:.6},\"km_times\":{},\"km_cpu_times\":{},\
+\"ratio_dp_over_km\":{:.4},\"cpu_ratio_dp_over_km\":{:.4},\"dp_per_iter_per_row_ns\":{:.3},\"km_per_iter_per_row_ns\":{:.3},\
+\"dp_cpu_per_iter_per_row_ns\":{:.3},\"km_cpu_per_iter_per_row_ns\":{:.3}}}",
+        dp_t.fit.n_iter(),
+        fmt_times(&dp_t.wall),
+        fmt_times(&dp_t.cpu),
+        km_t.fit.n_iter(),
+        fmt_times(&km_t.wall),
+        fmt_times(&km_t.cpu),
         dp_it / km_it,
+        dp_cpu / km_cpu,
         dp_it / n as f64 * 1e9,
         km_it / n as f64 * 1e9,
+        dp_cpu / n as f64 * 1e9,
+        km_cpu / n as f64 * 1e9,
     );
     Ok(())
 }

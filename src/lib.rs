@@ -13,9 +13,17 @@
 
 pub mod clustering;
 pub mod error;
+pub mod generate;
+pub mod io;
 pub mod linalg;
 pub mod matrix;
+pub mod metrics;
 pub mod restarts;
 
 pub use error::{FitError, ParamError};
 pub use matrix::RowMatrix;
+
+/// The README's code examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

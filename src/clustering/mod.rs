@@ -2,6 +2,7 @@
 //! DP-means and Mahalanobis clustering. Every algorithm returns a [`Clustering`]; every
 //! objective is a public function in [`objective`], so any labelling can be scored.
 
+mod center;
 pub mod collapsed_dp_means;
 pub mod dp_means;
 pub mod kmeans;

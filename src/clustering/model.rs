@@ -1,6 +1,7 @@
 //! The result of every clustering algorithm: labels, means, objective and how the runs went.
 
 use crate::RowMatrix;
+use crate::clustering::center::centred_on_means;
 use crate::linalg::{nearest_rows, row_sq_norms, sq_dist};
 use crate::restarts::{Best, RunOutcome};
 
@@ -105,11 +106,13 @@ impl Clustering {
             self.run.means.n_cols(),
             "wrong number of columns"
         );
+        // Far from the origin the GEMM distances cancel; translate data and means together.
         let means = &self.run.means;
-        nearest_rows(x, &row_sq_norms(x), means, &row_sq_norms(means))
-            .into_iter()
-            .map(|nr| nr.label)
-            .collect()
+        let nearest = match centred_on_means(x, means) {
+            Some((xc, mc)) => nearest_rows(&xc, &row_sq_norms(&xc), &mc, &row_sq_norms(&mc)),
+            None => nearest_rows(x, &row_sq_norms(x), means, &row_sq_norms(means)),
+        };
+        nearest.into_iter().map(|nr| nr.label).collect()
     }
 
     /// Squared distance of each row of `x` to each mean (`N × K`).

@@ -110,6 +110,19 @@ pub fn gemm_xat(dst: &mut [f64], xb: &[f64], b: usize, a: &RowMatrix) {
     faer::linalg::matmul::matmul(out, Accum::Replace, lhs, rhs, 1.0, Par::Seq);
 }
 
+/// The mean of all rows of `x` (zero for no rows), summed in row order.
+pub fn mean_row(x: &RowMatrix) -> Vec<f64> {
+    let mut m = vec![0.0; x.n_cols()];
+    for r in x.rows() {
+        axpy(1.0, r, &mut m);
+    }
+    if x.n_rows() > 0 {
+        let inv = 1.0 / x.n_rows() as f64;
+        m.iter_mut().for_each(|v| *v *= inv);
+    }
+    m
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,17 +153,4 @@ mod tests {
         let x = RowMatrix::from_rows(&[[3.0, 4.0], [1.0, 1.0]]);
         assert_eq!(row_sq_norms(&x), vec![25.0, 2.0]);
     }
-}
-
-/// The mean of all rows of `x` (zero for no rows), summed in row order.
-pub fn mean_row(x: &RowMatrix) -> Vec<f64> {
-    let mut m = vec![0.0; x.n_cols()];
-    for r in x.rows() {
-        axpy(1.0, r, &mut m);
-    }
-    if x.n_rows() > 0 {
-        let inv = 1.0 / x.n_rows() as f64;
-        m.iter_mut().for_each(|v| *v *= inv);
-    }
-    m
 }

@@ -8,7 +8,9 @@
 //! index, then an existing cluster over a new one), so J never increases.
 //!
 //! Merging clusters a and b changes J by m_a m_b/(m_a + m_b)·‖x̄_a − x̄_b‖² − P; the optional
-//! merge step applies the best negative merge until none is left. Sums and counts are kept
+//! merge step applies the best negative merge until none is left, and the optional split
+//! step splits a cluster in two (by a short 2-means) when the sum of squares drops by more
+//! than P. Sums and counts are kept
 //! per cluster, so a move costs O(D) after the O(K D) search.
 
 use crate::RowMatrix;
@@ -169,6 +171,42 @@ impl Partition {
         }
     }
 
+    /// Tries to split every cluster in two by a short deterministic 2-means (seeds: the
+    /// member farthest from the mean, then the member farthest from that one; ties to the
+    /// lowest row) and applies each split that lowers the objective, i.e. whose drop in the
+    /// sum of squares exceeds P. Respects `k_max`. Returns the number of splits.
+    pub fn split_while_better(&mut self, x: &RowMatrix, penalty: f64, k_max: usize) -> usize {
+        let mut members: Vec<Vec<usize>> = vec![Vec::new(); self.counts.len()];
+        for (n, &c) in self.labels.iter().enumerate() {
+            members[c].push(n);
+        }
+        let mut splits = 0;
+        for (c, rows) in members.into_iter().enumerate() {
+            if rows.len() < 2 || self.k() >= k_max {
+                continue;
+            }
+            let Some((side, gain)) = two_means(x, &rows, self.means.row(c)) else {
+                continue;
+            };
+            if gain > penalty {
+                let new = self.new_slot();
+                for (&n, &s) in rows.iter().zip(&side) {
+                    if s {
+                        self.labels[n] = new;
+                        self.counts[c] -= 1;
+                        self.counts[new] += 1;
+                        axpy(-1.0, x.row(n), self.sums.row_mut(c));
+                        axpy(1.0, x.row(n), self.sums.row_mut(new));
+                    }
+                }
+                self.refresh_mean(c);
+                self.refresh_mean(new);
+                splits += 1;
+            }
+        }
+        splits
+    }
+
     /// Labels renumbered `0..K` in slot order, dropping empty slots.
     pub fn compact_labels(&self) -> (Vec<usize>, usize) {
         let mut index = vec![usize::MAX; self.counts.len()];
@@ -181,4 +219,62 @@ impl Partition {
         }
         (self.labels.iter().map(|&c| index[c]).collect(), k)
     }
+}
+
+/// Splits `rows` (mean `mean`) in two by at most 20 Lloyd steps from deterministic seeds.
+/// Returns which rows go to the second part and the drop in the sum of squares, or `None`
+/// when the rows cannot be split (all identical).
+fn two_means(x: &RowMatrix, rows: &[usize], mean: &[f64]) -> Option<(Vec<bool>, f64)> {
+    let farthest = |from: &[f64]| {
+        let mut best = (rows[0], -1.0);
+        for &n in rows {
+            let d = sq_dist(x.row(n), from);
+            if d > best.1 {
+                best = (n, d);
+            }
+        }
+        best
+    };
+    let (a, da) = farthest(mean);
+    if da <= 0.0 {
+        return None;
+    }
+    let (b, _) = farthest(x.row(a));
+    let mut ca = x.row(a).to_vec();
+    let mut cb = x.row(b).to_vec();
+    let mut side = vec![false; rows.len()];
+    for _ in 0..20 {
+        let mut changed = false;
+        for (i, &n) in rows.iter().enumerate() {
+            let to_b = sq_dist(x.row(n), &cb) < sq_dist(x.row(n), &ca);
+            changed |= to_b != side[i];
+            side[i] = to_b;
+        }
+        let (mut sa, mut sb) = (vec![0.0; mean.len()], vec![0.0; mean.len()]);
+        let (mut na, mut nb) = (0usize, 0usize);
+        for (i, &n) in rows.iter().enumerate() {
+            if side[i] {
+                axpy(1.0, x.row(n), &mut sb);
+                nb += 1;
+            } else {
+                axpy(1.0, x.row(n), &mut sa);
+                na += 1;
+            }
+        }
+        if na == 0 || nb == 0 {
+            return None;
+        }
+        ca = sa.iter().map(|v| v / na as f64).collect();
+        cb = sb.iter().map(|v| v / nb as f64).collect();
+        if !changed {
+            break;
+        }
+    }
+    let before: f64 = rows.iter().map(|&n| sq_dist(x.row(n), mean)).sum();
+    let after: f64 = rows
+        .iter()
+        .zip(&side)
+        .map(|(&n, &s)| sq_dist(x.row(n), if s { &cb } else { &ca }))
+        .sum();
+    Some((side, before - after))
 }

@@ -10,7 +10,7 @@ mod run;
 use crate::RowMatrix;
 use crate::clustering::model::ClusterRun;
 pub use run::collapsed_dp_means_run;
-pub(crate) use run::{descend, descent_to_run};
+pub(crate) use run::{DescentConfig, descend, descent_to_run};
 
 /// Refines a finished clustering run: exact single-row moves and merges until neither
 /// lowers the collapsed objective (equal to the DP-means objective once means are cluster
@@ -24,7 +24,13 @@ pub fn refine(
     max_sweeps: usize,
 ) -> ClusterRun {
     let k = run.means.n_rows();
-    let desc = descend(x, run.labels, k, penalty, k_max, order, true, max_sweeps);
+    let cfg = DescentConfig {
+        penalty,
+        k_max,
+        merges: true,
+        max_sweeps,
+    };
+    let desc = descend(x, run.labels, k, order, cfg);
     let mut refined = descent_to_run(x, desc, penalty);
     let mut trace = run.trace;
     trace.extend_from_slice(&refined.trace);

@@ -5,6 +5,19 @@ use crate::RowMatrix;
 use crate::clustering::model::ClusterRun;
 use crate::clustering::objective::{cluster_means, collapsed_dp_means_objective};
 
+/// What a descent may do.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DescentConfig {
+    /// The penalty P.
+    pub penalty: f64,
+    /// The most clusters allowed.
+    pub k_max: usize,
+    /// Whether merges and splits are tried (the refinement).
+    pub merges: bool,
+    /// Sweep cap.
+    pub max_sweeps: usize,
+}
+
 /// Result of a descent: the compacted labels, K, sweeps made and the trace.
 pub(crate) struct Descent {
     pub labels: Vec<usize>,
@@ -15,18 +28,21 @@ pub(crate) struct Descent {
 }
 
 /// Exact coordinate descent from `labels` (values in `0..k`): sweeps over `order` until one
-/// moves nothing; with `merges`, then the best merges while they pay, and again sweeps,
-/// until neither changes anything. At most `max_sweeps` sweeps.
+/// moves nothing; with `merges` (the refinement), then the best merges while they pay, or
+/// else splits that pay, and again sweeps, until nothing changes. At most `max_sweeps` sweeps.
 pub(crate) fn descend(
     x: &RowMatrix,
     labels: Vec<usize>,
     k: usize,
-    penalty: f64,
-    k_max: usize,
     order: &[usize],
-    merges: bool,
-    max_sweeps: usize,
+    cfg: DescentConfig,
 ) -> Descent {
+    let DescentConfig {
+        penalty,
+        k_max,
+        merges,
+        max_sweeps,
+    } = cfg;
     let mut part = Partition::new(x, labels, k);
     let mut trace = Vec::new();
     let mut sweeps = 0;
@@ -34,11 +50,13 @@ pub(crate) fn descend(
     while sweeps < max_sweeps {
         sweeps += 1;
         let moved = part.sweep(x, order, penalty, k_max);
-        let merged = if merges && moved == 0 {
-            part.merge_while_better(penalty)
-        } else {
-            0
-        };
+        let mut merged = 0;
+        if merges && moved == 0 {
+            merged = part.merge_while_better(penalty);
+            if merged == 0 {
+                merged = part.split_while_better(x, penalty, k_max);
+            }
+        }
         trace.push(collapsed_dp_means_objective(x, &part.labels, penalty));
         if moved == 0 && merged == 0 {
             converged = true;
@@ -67,7 +85,18 @@ pub fn collapsed_dp_means_run(
     let start = vec![0; x.n_rows()];
     let mut run = descent_to_run(
         x,
-        descend(x, start, 1, penalty, k_max, order, merges, max_iter),
+        descend(
+            x,
+            start,
+            1,
+            order,
+            DescentConfig {
+                penalty,
+                k_max,
+                merges,
+                max_sweeps: max_iter,
+            },
+        ),
         penalty,
     );
     // The single-cluster start is the first state of the trace.

@@ -2,6 +2,7 @@
 
 use super::dp_means_run;
 use crate::RowMatrix;
+use crate::clustering::center::{centred_copy, shift_means};
 use crate::clustering::collapsed_dp_means::{collapsed_dp_means_run, refine};
 use crate::clustering::model::Clustering;
 use crate::error::{FitError, ParamError, check_data, check_penalty};
@@ -133,8 +134,11 @@ impl DpMeansValidParams {
             return Err(FitError::KTooLarge { k, n });
         }
         let k_max = self.k_max.unwrap_or(usize::MAX);
+        // Distances are translation-invariant; the GEMM kernels are accurate near the origin.
+        let centred = centred_copy(x);
+        let x = centred.as_ref().map_or(x, |(c, _)| c);
         let norms = row_sq_norms(x);
-        let best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
+        let mut best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
             let order = random_order(n, rng);
             match self.variant {
                 DpVariant::Sweeps => {
@@ -155,6 +159,9 @@ impl DpMeansValidParams {
                 ),
             }
         });
+        if let Some((_, mu)) = &centred {
+            shift_means(&mut best.best, mu);
+        }
         Ok(Clustering::from_best(best))
     }
 }

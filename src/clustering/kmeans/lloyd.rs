@@ -11,7 +11,7 @@ use crate::clustering::model::ClusterRun;
 use crate::clustering::objective::sum_of_squares;
 use crate::linalg::{
     BLOCK_ROWS, Nearest, axpy, nearest_rows, nearest_rows_in_block, ordered_block_reduce,
-    row_sq_norms,
+    row_sq_norms, sq_dist,
 };
 
 /// What one block of rows contributes to an assignment pass.
@@ -73,8 +73,9 @@ pub(crate) fn assign_and_sum(
 
 /// Runs Lloyd iterations from `init` until no label changes or `max_iter` passes.
 ///
-/// Empty clusters are moved onto the rows farthest from their means (distinct rows, ties to
-/// the lowest index), so K stays fixed. If the iteration cap is hit, a last assignment pass
+/// An empty cluster's mean is moved onto the row farthest from its (updated) cluster mean
+/// among rows whose cluster keeps at least one other member (distinct rows, ties to the
+/// lowest index), so K stays fixed and the next assignment fills it. If the iteration cap is hit, a last assignment pass
 /// makes the labels the nearest means of the returned means. The reported objective is
 /// recomputed exactly from the returned labels and means; `trace[t]` is the objective of
 /// iteration t's labels against the means they were assigned to (non-increasing).
@@ -90,7 +91,6 @@ pub fn lloyd(x: &RowMatrix, x_norms: &[f64], init: RowMatrix, max_iter: usize) -
         n_iter += 1;
         let mut sums = RowMatrix::zeros(k, d);
         let mut counts = vec![0usize; k];
-        let mut dist = vec![0.0; n];
         let mut changed = 0usize;
         let mut total = 0.0;
         assign_and_sum(x, x_norms, &means, |s, p| {
@@ -99,7 +99,6 @@ pub fn lloyd(x: &RowMatrix, x_norms: &[f64], init: RowMatrix, max_iter: usize) -
                     changed += 1;
                     labels[s + i] = nr.label;
                 }
-                dist[s + i] = nr.dist;
             }
             total += p.dist_sum;
             for j in 0..k {
@@ -122,7 +121,7 @@ pub fn lloyd(x: &RowMatrix, x_norms: &[f64], init: RowMatrix, max_iter: usize) -
                 }
             }
         }
-        relocate_empty(x, &counts, &dist, &mut means);
+        relocate_empty(x, &labels, &counts, &mut means);
     }
     if !converged {
         let nearest = nearest_rows(x, x_norms, &means, &row_sq_norms(&means));
@@ -139,15 +138,48 @@ pub fn lloyd(x: &RowMatrix, x_norms: &[f64], init: RowMatrix, max_iter: usize) -
     }
 }
 
-/// Moves each empty cluster's mean onto a distinct row, farthest rows first.
-fn relocate_empty(x: &RowMatrix, counts: &[usize], dist: &[f64], means: &mut RowMatrix) {
+/// Moves each empty cluster's mean onto a distinct row, farthest from its cluster's new mean
+/// first, taking a row only from a cluster that keeps another member.
+///
+/// Taking a row that is alone in its cluster would be useless: that cluster's new mean *is*
+/// the row, so the row ties between the two means, stays, and the run can stop with an empty
+/// cluster. A cluster of m members can spare m − 1 rows, and N ≥ K guarantees enough spares.
+fn relocate_empty(x: &RowMatrix, labels: &[usize], counts: &[usize], means: &mut RowMatrix) {
     let empty: Vec<usize> = (0..counts.len()).filter(|&j| counts[j] == 0).collect();
     if empty.is_empty() {
         return;
     }
+    let dist: Vec<f64> = (0..x.n_rows())
+        .map(|i| sq_dist(x.row(i), means.row(labels[i])))
+        .collect();
     let mut order: Vec<usize> = (0..dist.len()).collect();
     order.sort_by(|&a, &b| dist[b].total_cmp(&dist[a]).then(a.cmp(&b)));
-    for (j, &row) in empty.iter().zip(&order) {
-        means.row_mut(*j).copy_from_slice(x.row(row));
+    let mut spare: Vec<usize> = counts.iter().map(|&c| c.saturating_sub(1)).collect();
+    let mut rows = order.into_iter();
+    for &j in &empty {
+        let Some(row) = rows.by_ref().find(|&r| spare[labels[r]] > 0) else {
+            return;
+        };
+        spare[labels[row]] -= 1;
+        means.row_mut(j).copy_from_slice(x.row(row));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::linalg::row_sq_norms;
+
+    #[test]
+    fn an_empty_cluster_is_not_parked_on_a_singleton() {
+        // From these means the first assignment leaves cluster 2 empty; the farthest row
+        // (0, alone in cluster 0) must not be taken, or the run stops with K − 1 clusters.
+        let x = RowMatrix::from_rows(&[[0.0], [1.0], [2.0], [10.0]]);
+        let init = RowMatrix::from_rows(&[[-5.0], [5.0], [40.0]]);
+        let run = lloyd(&x, &row_sq_norms(&x), init, 100);
+        assert!(run.converged);
+        let mut used = vec![false; 3];
+        run.labels.iter().for_each(|&c| used[c] = true);
+        assert_eq!(used, vec![true; 3], "labels {:?}", run.labels);
     }
 }

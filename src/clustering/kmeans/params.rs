@@ -1,9 +1,10 @@
 //! Parameters of K-means, their checks, and the fit entry points.
 
 use super::{kmeans_plus_plus, lloyd};
+use crate::clustering::center::{centred_copy, shift_means};
 use crate::clustering::model::Clustering;
 use crate::error::{FitError, ParamError, check_data};
-use crate::linalg::row_sq_norms;
+use crate::linalg::{axpy, row_sq_norms};
 use crate::restarts::{Observer, Silent, best_of_runs};
 use crate::{RowMatrix, restarts};
 
@@ -88,15 +89,25 @@ impl KMeansValidParams {
                 n: x.n_rows(),
             });
         }
+        // Distances are translation-invariant; the GEMM kernels are accurate near the origin.
+        let centred = centred_copy(x);
+        let x = centred.as_ref().map_or(x, |(c, _)| c);
         let norms = row_sq_norms(x);
-        let best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
+        let mut best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
             let init = kmeans_plus_plus(x, &norms, self.k, rng);
             lloyd(x, &norms, init, self.max_iter)
         });
+        if let Some((_, mu)) = &centred {
+            shift_means(&mut best.best, mu);
+        }
         Ok(Clustering::from_best(best))
     }
 
     /// One Lloyd run from the given initial means (no seeding, no restarts).
+    ///
+    /// # Panics
+    /// When `init` does not have K rows and D columns.
+    #[track_caller]
     pub fn fit_from_means(&self, x: &RowMatrix, init: &RowMatrix) -> Result<Clustering, FitError> {
         check_data(x)?;
         assert_eq!(
@@ -104,8 +115,20 @@ impl KMeansValidParams {
             x.n_cols(),
             "initial means and data differ in D"
         );
+        assert_eq!(init.n_rows(), self.k, "initial means are not K rows");
+        let mut init = init.clone();
+        let centred = centred_copy(x);
+        if let Some((_, mu)) = &centred {
+            for j in 0..init.n_rows() {
+                axpy(-1.0, mu, init.row_mut(j));
+            }
+        }
+        let x = centred.as_ref().map_or(x, |(c, _)| c);
         let norms = row_sq_norms(x);
-        let run = lloyd(x, &norms, init.clone(), self.max_iter);
+        let mut run = lloyd(x, &norms, init, self.max_iter);
+        if let Some((_, mu)) = &centred {
+            shift_means(&mut run, mu);
+        }
         Ok(Clustering::from_best(restarts::Best {
             run_objectives: vec![run.objective],
             best: run,

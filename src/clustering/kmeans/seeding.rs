@@ -10,7 +10,7 @@ use rand_chacha::ChaCha8Rng;
 /// Draws an index with probability ∝ `weights` (uniformly when they sum to zero).
 pub(crate) fn draw_weighted(weights: &[f64], rng: &mut ChaCha8Rng) -> usize {
     let total: f64 = weights.iter().sum();
-    if !(total > 0.0) || !total.is_finite() {
+    if total.is_nan() || total <= 0.0 || total.is_infinite() {
         return rng.random_range(0..weights.len());
     }
     let target = rng.random::<f64>() * total;

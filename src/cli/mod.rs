@@ -1,0 +1,72 @@
+//! Argument parsing and dispatch. Every failure prints one line, `madbayes: error: …`, on
+//! stderr and exits with status 2.
+
+mod demo;
+mod fit;
+mod output;
+mod progress;
+
+use clap::{Parser, Subcommand};
+
+/// Hard-assignment Bayesian nonparametrics (MAD-Bayes): clusters and latent features whose
+/// number is learned.
+#[derive(Parser, Debug)]
+#[command(name = "madbayes", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Fit an algorithm to a data matrix (.csv or .npy) and write the result to a folder.
+    Fit(fit::FitArgs),
+    /// Generate a clustering problem, fit it, and print what was found.
+    Demo(demo::DemoArgs),
+}
+
+/// A failure to report: one line, exit status 2.
+#[derive(Debug)]
+pub struct CliError(pub String);
+
+impl<E: std::error::Error> From<E> for CliError {
+    fn from(e: E) -> Self {
+        CliError(e.to_string())
+    }
+}
+
+/// Runs the command line and returns the process exit status.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            // Help and version go to stdout with status 0; usage errors exit 2.
+            let _ = e.print();
+            return e.exit_code();
+        }
+    };
+    let result = match cli.command {
+        Command::Fit(args) => fit::run(args),
+        Command::Demo(args) => demo::run(args),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(CliError(msg)) => {
+            let one_line = msg.replace('\n', " ");
+            eprintln!("madbayes: error: {one_line}");
+            2
+        }
+    }
+}
+
+/// Runs `f` on a rayon pool of `threads` threads (0: one per core).
+pub(crate) fn with_threads<T: Send>(
+    threads: usize,
+    f: impl FnOnce() -> T + Send,
+) -> Result<T, CliError> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| CliError(format!("cannot start {threads} threads: {e}")))?;
+    Ok(pool.install(f))
+}

@@ -1,0 +1,342 @@
+//! Readers for the data matrix of `madbayes fit INPUT`: comma-separated text (`.csv`) and
+//! NumPy arrays (`.npy`), each turned into a row-major [`RowMatrix`] with one data point per
+//! row. [`read_matrix`] picks the reader from the file extension.
+//!
+//! Both readers stream: a CSV file is parsed line by line into one growing `Vec<f64>`, and an
+//! `.npy` file is read in fixed-size chunks straight into a vector sized from its header,
+//! after the header's byte count has been checked against the real file size. Every value
+//! must be finite. Every failure is a [`ReadError`] whose message is one line naming the
+//! file, the place (CSV line and column, both 1-based; `.npy` row and column, 0-based as in
+//! NumPy) and what to do about it.
+//!
+//! [`write_npy`] writes the `.npy` form (f64, C order, format 1.0) that [`read_npy`] reads back
+//! bit for bit.
+
+mod csv;
+mod npy;
+mod npy_header;
+
+#[cfg(test)]
+mod csv_tests;
+#[cfg(test)]
+mod npy_tests;
+
+pub use csv::{parse_csv, read_csv};
+pub use npy::{parse_npy, read_npy, write_npy, write_npy_to};
+
+use crate::RowMatrix;
+use std::fs::File;
+use std::path::Path;
+use thiserror::Error;
+
+/// Why a data file could not be read. Every message is one line: the file, where, the
+/// problem and a fix.
+#[derive(Debug, Error)]
+pub enum ReadError {
+    /// The extension is neither `.csv` nor `.npy`.
+    #[error(
+        "{name}: unknown file type {ext:?}; give a .csv (comma-separated numbers) or .npy (numpy.save) file"
+    )]
+    UnknownFormat {
+        /// The file.
+        name: String,
+        /// Its extension, lower-cased (empty when it has none).
+        ext: String,
+    },
+    /// The file does not exist.
+    #[error("{name}: no such file; check the path")]
+    NotFound {
+        /// The file.
+        name: String,
+    },
+    /// The file exists but may not be read.
+    #[error("{name}: permission denied; make the file readable (e.g. chmod +r) or copy it")]
+    PermissionDenied {
+        /// The file.
+        name: String,
+    },
+    /// The path names a directory.
+    #[error("{name}: is a directory, not a file; give the path of a .csv or .npy file")]
+    IsDirectory {
+        /// The path.
+        name: String,
+    },
+    /// Any other failure of the operating system while opening or reading.
+    #[error("{name}: cannot read the file ({source}); check that it is a readable regular file")]
+    Io {
+        /// The file.
+        name: String,
+        /// The error from the OS.
+        #[source]
+        source: std::io::Error,
+    },
+    /// No rows or no columns.
+    #[error("{name}: no data ({detail}); give at least one row with at least one number")]
+    Empty {
+        /// The file.
+        name: String,
+        /// What was found instead.
+        detail: String,
+    },
+    /// A CSV row has a different number of values than the first data row.
+    #[error(
+        "{name} line {line}: {found} values, expected {expected} (every row needs the same number of columns as line {first_line}, the first data row)"
+    )]
+    Ragged {
+        /// The file.
+        name: String,
+        /// 1-based line of the bad row.
+        line: u64,
+        /// Values on that line.
+        found: usize,
+        /// Values on the first data row.
+        expected: usize,
+        /// 1-based line of the first data row.
+        first_line: u64,
+    },
+    /// A CSV cell is empty or only whitespace.
+    #[error(
+        "{name} line {line}, column {col}: empty cell; fill it in (missing values are not allowed) or delete the row"
+    )]
+    EmptyCell {
+        /// The file.
+        name: String,
+        /// 1-based line.
+        line: u64,
+        /// 1-based column.
+        col: usize,
+    },
+    /// A CSV cell is not a number.
+    #[error(
+        "{name} line {line}, column {col}: {text} is not a number; cells must be plain numbers such as 1.5 or -2e-3, separated by commas"
+    )]
+    NotNumber {
+        /// The file.
+        name: String,
+        /// 1-based line.
+        line: u64,
+        /// 1-based column.
+        col: usize,
+        /// The cell, quoted, escaped and truncated.
+        text: String,
+    },
+    /// A CSV cell holds NaN, ±Inf, or a number too large for `f64`.
+    #[error(
+        "{name} line {line}, column {col}: {text} is not finite; non-finite values (NaN, ±Inf, beyond ±1.8e308) are not allowed, remove or impute them"
+    )]
+    NonFiniteCell {
+        /// The file.
+        name: String,
+        /// 1-based line.
+        line: u64,
+        /// 1-based column.
+        col: usize,
+        /// The cell, quoted, escaped and truncated.
+        text: String,
+    },
+    /// A blank line is followed by more data (blank lines are only allowed at the end).
+    #[error(
+        "{name} line {line}: blank line inside the data; delete it (blank lines are allowed only at the end of the file)"
+    )]
+    BlankLine {
+        /// The file.
+        name: String,
+        /// 1-based line of the first blank line of the run.
+        line: u64,
+    },
+    /// The file does not start with the `.npy` magic string.
+    #[error(
+        "{name}: not a NumPy .npy file (it does not start with \\x93NUMPY); save the array with numpy.save"
+    )]
+    NpyMagic {
+        /// The file.
+        name: String,
+    },
+    /// An `.npy` format version other than 1.0, 2.0 or 3.0.
+    #[error(
+        "{name}: unsupported .npy format version {major}.{minor} (1.0, 2.0 and 3.0 are read); re-save the array with numpy.save"
+    )]
+    NpyVersion {
+        /// The file.
+        name: String,
+        /// Major version byte.
+        major: u8,
+        /// Minor version byte.
+        minor: u8,
+    },
+    /// The header length field is impossible.
+    #[error(
+        "{name}: bad .npy header length {len} bytes ({detail}); the file is truncated or corrupt, re-save it with numpy.save"
+    )]
+    NpyHeaderLength {
+        /// The file.
+        name: String,
+        /// The length the file claims.
+        len: u64,
+        /// Why it is impossible.
+        detail: String,
+    },
+    /// The header dictionary could not be parsed.
+    #[error("{name}: cannot parse the .npy header ({detail}); re-save the array with numpy.save")]
+    NpyHeader {
+        /// The file.
+        name: String,
+        /// What went wrong.
+        detail: String,
+    },
+    /// The element type is not a supported number type.
+    #[error("{name}: unsupported .npy dtype {descr}; {hint}")]
+    NpyDtype {
+        /// The file.
+        name: String,
+        /// The dtype as written in the header.
+        descr: String,
+        /// How to fix it.
+        hint: String,
+    },
+    /// The array is not two-dimensional.
+    #[error(
+        "{name}: the array has shape {shape} but a 2-D (rows, columns) array is needed; {hint}"
+    )]
+    NpyShape {
+        /// The file.
+        name: String,
+        /// The shape, Python style.
+        shape: String,
+        /// How to fix it.
+        hint: String,
+    },
+    /// The header's shape needs more bytes than 64 bits can count.
+    #[error(
+        "{name}: the header claims shape {shape} of {descr}, too large to address; the header is corrupt, re-save the array"
+    )]
+    NpyTooLarge {
+        /// The file.
+        name: String,
+        /// The shape, Python style.
+        shape: String,
+        /// The dtype.
+        descr: String,
+    },
+    /// The file holds fewer data bytes than the header's shape needs.
+    #[error(
+        "{name}: truncated: shape {shape} of {descr} needs {expected} data bytes but the file holds {found}; copy or save the file again"
+    )]
+    NpyTruncated {
+        /// The file.
+        name: String,
+        /// The shape, Python style.
+        shape: String,
+        /// The dtype.
+        descr: String,
+        /// Data bytes the header asks for.
+        expected: u64,
+        /// Data bytes present.
+        found: u64,
+    },
+    /// The file holds more data bytes than the header's shape needs.
+    #[error(
+        "{name}: {found} data bytes but shape {shape} of {descr} needs {expected}: unexpected trailing bytes; the header or the file is corrupt, save the array again"
+    )]
+    NpyTrailing {
+        /// The file.
+        name: String,
+        /// The shape, Python style.
+        shape: String,
+        /// The dtype.
+        descr: String,
+        /// Data bytes the header asks for.
+        expected: u64,
+        /// Data bytes present.
+        found: u64,
+    },
+    /// An `.npy` value is NaN or ±Inf (0-based, as NumPy indexes).
+    #[error(
+        "{name} row {row}, column {col} (0-based, x[{row}, {col}]): {value} is not finite; non-finite values (NaN, ±Inf) are not allowed, remove or impute them"
+    )]
+    NpyNonFinite {
+        /// The file.
+        name: String,
+        /// 0-based row.
+        row: usize,
+        /// 0-based column.
+        col: usize,
+        /// The value.
+        value: f64,
+    },
+    /// The matrix does not fit in memory.
+    #[error(
+        "{name}: not enough memory for the {rows} × {cols} matrix ({bytes} bytes as f64); use a machine with more memory or fewer rows"
+    )]
+    OutOfMemory {
+        /// The file.
+        name: String,
+        /// Rows.
+        rows: usize,
+        /// Columns.
+        cols: usize,
+        /// Bytes needed.
+        bytes: u128,
+    },
+}
+
+/// Reads a data matrix, choosing the format by the extension (case-insensitive): `.csv` →
+/// [`read_csv`], `.npy` → [`read_npy`], anything else → [`ReadError::UnknownFormat`].
+pub fn read_matrix(path: &Path) -> Result<RowMatrix, ReadError> {
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    match ext.as_str() {
+        "csv" => read_csv(path),
+        "npy" => read_npy(path),
+        _ => Err(ReadError::UnknownFormat {
+            name: path.display().to_string(),
+            ext,
+        }),
+    }
+}
+
+/// Opens `path` for reading; returns the file and its length in bytes.
+///
+/// Missing files, permission problems and directories get their own errors.
+fn open(path: &Path) -> Result<(File, u64), ReadError> {
+    let name = || path.display().to_string();
+    let file = File::open(path).map_err(|e| os_error(&name(), e))?;
+    let meta = file.metadata().map_err(|e| os_error(&name(), e))?;
+    if meta.is_dir() {
+        return Err(ReadError::IsDirectory { name: name() });
+    }
+    Ok((file, meta.len()))
+}
+
+/// Maps an OS error to the most specific [`ReadError`].
+fn os_error(name: &str, e: std::io::Error) -> ReadError {
+    let name = name.to_string();
+    match e.kind() {
+        std::io::ErrorKind::NotFound => ReadError::NotFound { name },
+        std::io::ErrorKind::PermissionDenied => ReadError::PermissionDenied { name },
+        std::io::ErrorKind::IsADirectory => ReadError::IsDirectory { name },
+        _ => ReadError::Io { name, source: e },
+    }
+}
+
+/// Quotes and escapes `text` for a one-line message, cut to at most 40 characters.
+fn excerpt(text: &str) -> String {
+    const MAX: usize = 40;
+    match text.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{:?}…", &text[..cut]),
+        None => format!("{text:?}"),
+    }
+}
+
+/// A shape written as Python does: `(3,)`, `(3, 4)`, `()`.
+fn shape_text(shape: &[u64]) -> String {
+    match shape {
+        [n] => format!("({n},)"),
+        _ => {
+            let parts: Vec<String> = shape.iter().map(u64::to_string).collect();
+            format!("({})", parts.join(", "))
+        }
+    }
+}

@@ -27,11 +27,16 @@ run_lloyd() {
     stamp "lloyd: end"
 }
 
-# 2. DP-means vs K-means at the K DP-means finds (separated blobs, 100 true centers).
+# 2. DP-means vs K-means at the K DP-means finds: separated blobs (100 true centers, DP-means
+#    converges in 2 sweeps), then overlapping blobs (more sweeps, closer to steady state).
 run_dp() {
     stamp "dp-vs-km: start"
     for t in 1 2; do
         "$bin" dp-vs-km --n 200000 --d 50 --k-true 100 --std 1 --penalty 1000 \
+            --threads "$t" --reps 3 --max-iter 20
+    done
+    for t in 1 2; do
+        "$bin" dp-vs-km --n 200000 --d 50 --k-true 100 --std 3 --penalty 2500 \
             --threads "$t" --reps 3 --max-iter 20
     done
     stamp "dp-vs-km: end"

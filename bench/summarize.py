@@ -44,12 +44,12 @@ def main():
         rows, stamps = last_run(os.path.join(out, f"{name}.log"), section)
         print(f"\n### {section}\n")
         print(stamps + "\n")
-        print("| N | threads | K | DP sweeps | DP wall / iter | KM iters | KM wall / iter | "
+        print("| N | threads | P | K | DP sweeps | DP wall / iter | KM iters | KM wall / iter | "
               "**wall DP ÷ KM** | DP CPU / iter | KM CPU / iter | CPU DP ÷ KM | "
               "DP wall / iter / N | KM wall / iter / N | DP CPU / iter / N | KM CPU / iter / N |")
-        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for r in rows:
-            print(f"| {r['n']} | {r['threads']} | {r['k']} | {r['dp_n_iter']} | "
+            print(f"| {r['n']} | {r['threads']} | {r['penalty']:g} | {r['k']} | {r['dp_n_iter']} | "
                   f"{r['dp_per_iter_s'] * 1e3:.1f} ms | {r['km_n_iter']} | "
                   f"{r['km_per_iter_s'] * 1e3:.1f} ms | **{r['ratio_dp_over_km']:.2f}** | "
                   f"{r['dp_cpu_per_iter_s'] * 1e3:.1f} ms | {r['km_cpu_per_iter_s'] * 1e3:.1f} ms | "

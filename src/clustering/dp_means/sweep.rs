@@ -6,17 +6,33 @@
 //! at itself (never beyond `k_max`). After the sweep each mean becomes its members' mean and
 //! empty clusters are dropped. Stop when a sweep changes no label.
 //!
-//! The means of the clusters that existed when a sweep began do not move during it, so the
-//! nearest of them is found for whole blocks of rows by GEMM, in parallel; only clusters
-//! opened during the sweep are checked row by row, in order.
+//! Means do not move during a sweep; they only get added. So the nearest of the means that
+//! exist when a sweep begins is found for all rows first, by GEMM over contiguous row blocks
+//! in parallel (the same pass as K-means). The rows are then visited in order, in waves: the
+//! nearest of the clusters opened earlier in the sweep is found for a wave's rows by GEMM, in
+//! parallel (skipped while none has been opened, as in most sweeps after the first); only
+//! the clusters opened during the wave itself are checked row by row. Without waves, every
+//! cluster opened in the first sweep (all K of them, starting from one) would be checked row
+//! by row for the rest of that sweep.
 
 use crate::RowMatrix;
 use crate::clustering::model::ClusterRun;
 use crate::clustering::objective::{cluster_means, dp_means_objective};
 use crate::linalg::{
-    BLOCK_ROWS, Nearest, mean_row, nearest_rows_in_block, ordered_block_reduce, row_sq_norms,
-    sq_dist,
+    BLOCK_ROWS, Nearest, mean_row, nearest_rows, nearest_rows_in_block, ordered_block_reduce,
+    row_sq_norms, sq_dist,
 };
+
+/// Most rows in one wave of a sweep. Within a wave, the nearest of the clusters opened before
+/// the wave began is found in parallel by GEMM; clusters opened during the wave are checked
+/// row by row. Waves start at `FIRST_WAVE_ROWS` and double up to this size, so the
+/// many clusters opened early in the first sweep soon join the GEMM. The schedule depends on
+/// row positions only (not on the thread count), which fixes which distances are computed
+/// which way: the result is the same for any number of threads.
+const WAVE_ROWS: usize = 8 * BLOCK_ROWS;
+
+/// Rows in the first wave of a sweep.
+const FIRST_WAVE_ROWS: usize = 256;
 
 /// Runs DP-means sweeps over the rows in `order` (a permutation of `0..N`).
 pub fn dp_means_run(
@@ -35,53 +51,92 @@ pub fn dp_means_run(
     let mut n_iter = 0;
     while n_iter < max_iter {
         n_iter += 1;
-        let k_old = means.n_rows();
-        let m_norms = row_sq_norms(&means);
-        let mut opened = RowMatrix::zeros(0, d);
+        // The means at the start of the sweep (indices 0..k0), then every cluster opened
+        // during it. The nearest of the first k0 is found for all rows at once, in row-index
+        // order (contiguous, in parallel, as in a K-means pass).
+        let mut current = means;
+        let k0 = current.n_rows();
+        let base = nearest_rows(x, x_norms, &current, &row_sq_norms(&current));
         let mut changed = 0usize;
         let mut sweep_cost = 0.0;
-        ordered_block_reduce(
-            n,
-            BLOCK_ROWS,
-            |_, s, e| {
-                let rows: Vec<usize> = order[s..e].to_vec();
-                let mut xb = Vec::with_capacity(rows.len() * d);
-                for &r in &rows {
-                    xb.extend_from_slice(x.row(r));
+        let mut visit = |current: &mut RowMatrix, r: usize, from: usize, mut best: Nearest| {
+            // Clusters opened after `from` was fixed: checked row by row.
+            for j in from..current.n_rows() {
+                let dist = sq_dist(x.row(r), current.row(j));
+                if dist < best.dist {
+                    best = Nearest { label: j, dist };
                 }
-                let norms: Vec<f64> = rows.iter().map(|&r| x_norms[r]).collect();
-                let mut nearest = vec![Nearest::NONE; rows.len()];
-                nearest_rows_in_block(&xb, &norms, &means, &m_norms, &mut Vec::new(), &mut nearest);
-                (rows, nearest)
-            },
-            |(rows, nearest)| {
-                for (&r, old) in rows.iter().zip(&nearest) {
-                    let mut best = *old;
-                    for (j, a) in opened.rows().enumerate() {
-                        let dist = sq_dist(x.row(r), a);
-                        if dist < best.dist {
+            }
+            if best.dist > penalty && current.n_rows() < k_max {
+                best = Nearest {
+                    label: current.n_rows(),
+                    dist: 0.0,
+                };
+                current.push_row(x.row(r));
+            }
+            if labels[r] != best.label {
+                labels[r] = best.label;
+                changed += 1;
+            }
+            sweep_cost += best.dist;
+        };
+        let mut wave_start = 0;
+        let mut wave_len = FIRST_WAVE_ROWS;
+        while wave_start < n {
+            let wave_end = (wave_start + wave_len).min(n);
+            wave_len = (2 * wave_len).min(WAVE_ROWS);
+            let k_snap = current.n_rows();
+            if k_snap == k0 {
+                // Nothing opened yet in this sweep: the base search is complete.
+                for &r in &order[wave_start..wave_end] {
+                    visit(&mut current, r, k0, base[r]);
+                }
+                wave_start = wave_end;
+                continue;
+            }
+            // Parallel, by GEMM: nearest of the clusters opened so far in this sweep.
+            let opened = RowMatrix::new(k_snap - k0, d, current.rows_slice(k0, k_snap).to_vec());
+            let opened_norms = row_sq_norms(&opened);
+            ordered_block_reduce(
+                wave_end - wave_start,
+                BLOCK_ROWS,
+                |_, s, e| {
+                    let rows = &order[wave_start + s..wave_start + e];
+                    let mut xb = Vec::with_capacity(rows.len() * d);
+                    for &r in rows {
+                        xb.extend_from_slice(x.row(r));
+                    }
+                    let norms: Vec<f64> = rows.iter().map(|&r| x_norms[r]).collect();
+                    let mut nearest = vec![Nearest::NONE; rows.len()];
+                    nearest_rows_in_block(
+                        &xb,
+                        &norms,
+                        &opened,
+                        &opened_norms,
+                        &mut Vec::new(),
+                        &mut nearest,
+                    );
+                    (rows, nearest)
+                },
+                // In order: the better of the two searches (ties to the older cluster), then
+                // the clusters opened during this wave.
+                |(rows, nearest)| {
+                    for (&r, o) in rows.iter().zip(&nearest) {
+                        let mut best = base[r];
+                        if o.dist < best.dist {
                             best = Nearest {
-                                label: k_old + j,
-                                dist,
+                                label: k0 + o.label,
+                                dist: o.dist,
                             };
                         }
+                        visit(&mut current, r, k_snap, best);
                     }
-                    if best.dist > penalty && k_old + opened.n_rows() < k_max {
-                        best = Nearest {
-                            label: k_old + opened.n_rows(),
-                            dist: 0.0,
-                        };
-                        opened.push_row(x.row(r));
-                    }
-                    if labels[r] != best.label {
-                        labels[r] = best.label;
-                        changed += 1;
-                    }
-                    sweep_cost += best.dist;
-                }
-            },
-        );
-        let k_now = k_old + opened.n_rows();
+                },
+            );
+            wave_start = wave_end;
+        }
+        let k_now = current.n_rows();
+        means = current;
         trace.push(sweep_cost + (k_now as f64 - 1.0) * penalty);
         if changed == 0 {
             converged = true;

@@ -1,0 +1,312 @@
+//! Clustering benchmarks of madbayes (see `BENCHMARKS.md` and `bench/run_clustering.sh`).
+//!
+//! ```text
+//! cargo run --release --example bench_clustering -- <command> [--key value]...
+//!
+//! lloyd    --x FILE --init FILE --n N --d D --k K --max-iter M --threads T --reps R
+//!          Lloyd from the given initial means on data read from raw little-endian f64
+//!          files (numpy `.tofile()`); best of R fits.
+//! dp-vs-km --n N --d D --k-true K --std S --penalty P --threads T --reps R [--seed S]
+//!          DP-means (one restart) on blobs generated here, then K-means with the K that
+//!          DP-means found, from K random rows; best of R fits each.
+//! memory   --algo kmeans|dpmeans --n N --d D --k K --std S --penalty P --max-iter M
+//!          Blobs generated here, one fit, then peak RSS (VmHWM) against the data's size.
+//! ```
+//!
+//! Every command prints one JSON object per line on stdout. Time per iteration is the
+//! wall-clock fit time divided by `Clustering::n_iter()`.
+
+use madbayes::RowMatrix;
+use madbayes::clustering::{Clustering, DpMeans, KMeans};
+use madbayes::restarts::run_rng;
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+use std::collections::HashMap;
+use std::time::Instant;
+
+type Res<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
+
+/// `--key value` pairs after the command.
+struct Args(HashMap<String, String>);
+
+impl Args {
+    fn parse(raw: &[String]) -> Res<Self> {
+        let mut map = HashMap::new();
+        let mut it = raw.iter();
+        while let Some(k) = it.next() {
+            let key = k
+                .strip_prefix("--")
+                .ok_or(format!("expected --key, got {k}"))?;
+            let v = it.next().ok_or(format!("--{key} needs a value"))?;
+            map.insert(key.to_string(), v.clone());
+        }
+        Ok(Self(map))
+    }
+    fn get<T: std::str::FromStr>(&self, key: &str) -> Res<T> {
+        let v = self.0.get(key).ok_or(format!("missing --{key}"))?;
+        v.parse()
+            .map_err(|_| format!("--{key}: cannot parse {v:?}").into())
+    }
+    fn get_or<T: std::str::FromStr>(&self, key: &str, default: T) -> Res<T> {
+        if self.0.contains_key(key) {
+            self.get(key)
+        } else {
+            Ok(default)
+        }
+    }
+    fn str(&self, key: &str) -> Res<&str> {
+        Ok(self.0.get(key).ok_or(format!("missing --{key}"))?)
+    }
+}
+
+/// Reads `n × d` little-endian f64 values written by numpy's `.tofile()`.
+fn read_f64(path: &str, n: usize, d: usize) -> Res<RowMatrix> {
+    let bytes = std::fs::read(path)?;
+    if bytes.len() != n * d * 8 {
+        return Err(format!("{path}: {} bytes, expected {n}×{d}×8", bytes.len()).into());
+    }
+    let data = bytes
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
+        .collect();
+    Ok(RowMatrix::new(n, d, data))
+}
+
+/// One standard normal draw (Box–Muller, cosine branch).
+fn normal(rng: &mut ChaCha8Rng) -> f64 {
+    let u1: f64 = 1.0 - rng.random::<f64>(); // (0, 1]
+    let u2: f64 = rng.random::<f64>();
+    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+}
+
+/// `n` rows around `k` centers drawn uniformly in [-10, 10]^d, each row's center uniform,
+/// isotropic Gaussian noise of standard deviation `std`. Written straight into the one
+/// buffer the matrix keeps (no second copy).
+fn blobs(n: usize, d: usize, k: usize, std: f64, seed: u64) -> RowMatrix {
+    let mut rng = run_rng(seed, 0);
+    let centers: Vec<f64> = (0..k * d).map(|_| rng.random_range(-10.0..10.0)).collect();
+    let mut data = Vec::with_capacity(n * d);
+    for _ in 0..n {
+        let c = rng.random_range(0..k);
+        for j in 0..d {
+            data.push(centers[c * d + j] + std * normal(&mut rng));
+        }
+    }
+    RowMatrix::new(n, d, data)
+}
+
+/// `k` distinct rows of `x` chosen at random (partial Fisher–Yates on a fixed stream).
+fn random_rows(x: &RowMatrix, k: usize, seed: u64) -> RowMatrix {
+    let mut rng = run_rng(seed, 1);
+    let mut idx: Vec<usize> = (0..x.n_rows()).collect();
+    for i in 0..k {
+        let j = rng.random_range(i..idx.len());
+        idx.swap(i, j);
+    }
+    RowMatrix::from_rows(&idx[..k].iter().map(|&i| x.row(i)).collect::<Vec<_>>())
+}
+
+/// CPU time used so far by all threads of this process, in seconds: the sum of the first
+/// field of `/proc/self/task/*/schedstat` (nanoseconds on a CPU). Unlike wall-clock time it
+/// hardly moves when other jobs compete for the cores (it does count rayon's spinning).
+fn cpu_seconds() -> f64 {
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return f64::NAN;
+    };
+    let mut ns = 0u64;
+    for task in dir.flatten() {
+        if let Ok(s) = std::fs::read_to_string(task.path().join("schedstat")) {
+            ns += s
+                .split_whitespace()
+                .next()
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0);
+        }
+    }
+    ns as f64 * 1e-9
+}
+
+/// Wall-clock and CPU seconds of each of `reps` fits, and the last fit.
+struct Timed {
+    wall: Vec<f64>,
+    cpu: Vec<f64>,
+    fit: Clustering,
+}
+
+impl Timed {
+    fn best_wall(&self) -> f64 {
+        self.wall.iter().cloned().fold(f64::INFINITY, f64::min)
+    }
+    fn best_cpu(&self) -> f64 {
+        self.cpu.iter().cloned().fold(f64::INFINITY, f64::min)
+    }
+}
+
+/// Runs `fit` `reps` times (at least once), timing each.
+fn best_of<F: FnMut() -> Res<Clustering>>(reps: usize, mut fit: F) -> Res<Timed> {
+    let (mut wall, mut cpu) = (Vec::new(), Vec::new());
+    let mut last = None;
+    for _ in 0..reps.max(1) {
+        let c0 = cpu_seconds();
+        let t = Instant::now();
+        let c = fit()?;
+        wall.push(t.elapsed().as_secs_f64());
+        cpu.push(cpu_seconds() - c0);
+        last = Some(c);
+    }
+    Ok(Timed {
+        wall,
+        cpu,
+        fit: last.expect("at least one rep"),
+    })
+}
+
+fn pool(threads: usize) -> Res<rayon::ThreadPool> {
+    Ok(rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()?)
+}
+
+fn fmt_times(t: &[f64]) -> String {
+    let v: Vec<String> = t.iter().map(|x| format!("{x:.6}")).collect();
+    format!("[{}]", v.join(","))
+}
+
+fn cmd_lloyd(a: &Args) -> Res<()> {
+    let (n, d, k): (usize, usize, usize) = (a.get("n")?, a.get("d")?, a.get("k")?);
+    let (max_iter, threads, reps): (usize, usize, usize) =
+        (a.get("max-iter")?, a.get("threads")?, a.get("reps")?);
+    let x = read_f64(a.str("x")?, n, d)?;
+    let init = read_f64(a.str("init")?, k, d)?;
+    let params = KMeans::params(k).max_iter(max_iter).check()?;
+    let t = pool(threads)?.install(|| best_of(reps, || Ok(params.fit_from_means(&x, &init)?)))?;
+    let it = t.fit.n_iter() as f64;
+    println!(
+        "{{\"cmd\":\"lloyd\",\"n\":{n},\"d\":{d},\"k\":{k},\"threads\":{threads},\"n_iter\":{},\"best_s\":{:.6},\"per_iter_s\":{:.6},\"cpu_per_iter_s\":{:.6},\"objective\":{:.17e},\"times\":{},\"cpu_times\":{}}}",
+        t.fit.n_iter(),
+        t.best_wall(),
+        t.best_wall() / it,
+        t.best_cpu() / it,
+        t.fit.objective(),
+        fmt_times(&t.wall),
+        fmt_times(&t.cpu)
+    );
+    Ok(())
+}
+
+fn cmd_dp_vs_km(a: &Args) -> Res<()> {
+    let (n, d, k_true): (usize, usize, usize) = (a.get("n")?, a.get("d")?, a.get("k-true")?);
+    let (std, penalty): (f64, f64) = (a.get("std")?, a.get("penalty")?);
+    let (threads, reps, seed): (usize, usize, u64) =
+        (a.get("threads")?, a.get("reps")?, a.get_or("seed", 0)?);
+    let max_iter: usize = a.get_or("max-iter", 300)?;
+    let x = blobs(n, d, k_true, std, seed);
+    let pool = pool(threads)?;
+    let dp = DpMeans::params(penalty)
+        .restarts(1)
+        .max_iter(max_iter)
+        .seed(seed)
+        .check()?;
+    let dp_t = pool.install(|| best_of(reps, || Ok(dp.fit(&x)?)))?;
+    let k = dp_t.fit.k();
+    let init = random_rows(&x, k, seed);
+    let km = KMeans::params(k).max_iter(max_iter).check()?;
+    let km_t = pool.install(|| best_of(reps, || Ok(km.fit_from_means(&x, &init)?)))?;
+    let (dp_n, km_n) = (dp_t.fit.n_iter() as f64, km_t.fit.n_iter() as f64);
+    let (dp_it, km_it) = (dp_t.best_wall() / dp_n, km_t.best_wall() / km_n);
+    let (dp_cpu, km_cpu) = (dp_t.best_cpu() / dp_n, km_t.best_cpu() / km_n);
+    println!(
+        "{{\"cmd\":\"dp-vs-km\",\"n\":{n},\"d\":{d},\"threads\":{threads},\"penalty\":{penalty},\"k\":{k},\
+\"dp_n_iter\":{},\"dp_per_iter_s\":{dp_it:.6},\"dp_cpu_per_iter_s\":{dp_cpu:.6},\"dp_times\":{},\"dp_cpu_times\":{},\
+\"km_n_iter\":{},\"km_per_iter_s\":{km_it:.6},\"km_cpu_per_iter_s\":{km_cpu:.6},\"km_times\":{},\"km_cpu_times\":{},\
+\"ratio_dp_over_km\":{:.4},\"cpu_ratio_dp_over_km\":{:.4},\"dp_per_iter_per_row_ns\":{:.3},\"km_per_iter_per_row_ns\":{:.3},\
+\"dp_cpu_per_iter_per_row_ns\":{:.3},\"km_cpu_per_iter_per_row_ns\":{:.3}}}",
+        dp_t.fit.n_iter(),
+        fmt_times(&dp_t.wall),
+        fmt_times(&dp_t.cpu),
+        km_t.fit.n_iter(),
+        fmt_times(&km_t.wall),
+        fmt_times(&km_t.cpu),
+        dp_it / km_it,
+        dp_cpu / km_cpu,
+        dp_it / n as f64 * 1e9,
+        km_it / n as f64 * 1e9,
+        dp_cpu / n as f64 * 1e9,
+        km_cpu / n as f64 * 1e9,
+    );
+    Ok(())
+}
+
+/// A line of `/proc/self/status` (e.g. `VmHWM`) in bytes.
+fn proc_status_bytes(field: &str) -> Res<u64> {
+    let s = std::fs::read_to_string("/proc/self/status")?;
+    let line = s
+        .lines()
+        .find(|l| l.starts_with(field))
+        .ok_or(format!("{field} not in /proc/self/status"))?;
+    let kb: u64 = line
+        .split_whitespace()
+        .nth(1)
+        .ok_or("bad status line")?
+        .parse()?;
+    Ok(kb * 1024)
+}
+
+fn cmd_memory(a: &Args) -> Res<()> {
+    let (n, d, k): (usize, usize, usize) = (a.get("n")?, a.get("d")?, a.get("k")?);
+    let (std, max_iter): (f64, usize) = (a.get("std")?, a.get("max-iter")?);
+    let algo = a.str("algo")?;
+    let threads: usize = a.get_or("threads", 2)?;
+    let x = blobs(n, d, k, std, 0);
+    let data_bytes = (n * d * 8) as u64;
+    let after_data = proc_status_bytes("VmHWM")?;
+    let t = Instant::now();
+    let fit = pool(threads)?.install(|| -> Res<Clustering> {
+        Ok(match algo {
+            "kmeans" => {
+                let init = random_rows(&x, k, 0);
+                KMeans::params(k)
+                    .max_iter(max_iter)
+                    .check()?
+                    .fit_from_means(&x, &init)?
+            }
+            "dpmeans" => {
+                let p: f64 = a.get("penalty")?;
+                DpMeans::params(p)
+                    .restarts(1)
+                    .max_iter(max_iter)
+                    .k_max(Some(k))
+                    .check()?
+                    .fit(&x)?
+            }
+            other => return Err(format!("--algo {other}: expected kmeans or dpmeans").into()),
+        })
+    })?;
+    let secs = t.elapsed().as_secs_f64();
+    let peak = proc_status_bytes("VmHWM")?;
+    println!(
+        "{{\"cmd\":\"memory\",\"algo\":\"{algo}\",\"n\":{n},\"d\":{d},\"k_found\":{},\"n_iter\":{},\"fit_s\":{secs:.3},\
+\"data_mb\":{:.1},\"hwm_after_data_mb\":{:.1},\"peak_rss_mb\":{:.1},\"peak_over_data\":{:.3}}}",
+        fit.k(),
+        fit.n_iter(),
+        data_bytes as f64 / 1e6,
+        after_data as f64 / 1e6,
+        peak as f64 / 1e6,
+        peak as f64 / data_bytes as f64
+    );
+    Ok(())
+}
+
+fn main() -> Res<()> {
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    let Some((cmd, rest)) = raw.split_first() else {
+        return Err("usage: bench_clustering <lloyd|dp-vs-km|memory> [--key value]...".into());
+    };
+    let args = Args::parse(rest)?;
+    match cmd.as_str() {
+        "lloyd" => cmd_lloyd(&args),
+        "dp-vs-km" => cmd_dp_vs_km(&args),
+        "memory" => cmd_memory(&args),
+        other => Err(format!("unknown command {other}").into()),
+    }
+}

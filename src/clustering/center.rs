@@ -9,14 +9,22 @@
 
 use crate::RowMatrix;
 use crate::clustering::model::ClusterRun;
-use crate::linalg::{axpy, mean_row, sq_dist};
+use crate::linalg::{BLOCK_ROWS, axpy, mean_row, ordered_block_reduce, sq_dist};
 
 /// `x` minus its column means `x̄`, and `x̄`, when the offset dominates the spread
 /// (‖x̄‖² > (1/N) Σ_n ‖x_n − x̄‖²); `None` when `x` is already near the origin, so no copy is
-/// made. Sums run in row order, so the result is the same for any thread count.
+/// made. Sums run over fixed blocks added in order, so the result is the same for any
+/// thread count.
 pub(crate) fn centred_copy(x: &RowMatrix) -> Option<(RowMatrix, Vec<f64>)> {
     let mu = mean_row(x);
-    let spread = x.rows().map(|r| sq_dist(r, &mu)).sum::<f64>() / x.n_rows() as f64;
+    let mut spread = 0.0;
+    ordered_block_reduce(
+        x.n_rows(),
+        BLOCK_ROWS,
+        |_, s, e| (s..e).map(|n| sq_dist(x.row(n), &mu)).sum::<f64>(),
+        |part| spread += part,
+    );
+    spread /= x.n_rows() as f64;
     if mu.iter().map(|v| v * v).sum::<f64>() <= spread {
         return None;
     }

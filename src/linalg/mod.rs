@@ -110,12 +110,23 @@ pub fn gemm_xat(dst: &mut [f64], xb: &[f64], b: usize, a: &RowMatrix) {
     faer::linalg::matmul::matmul(out, Accum::Replace, lhs, rhs, 1.0, Par::Seq);
 }
 
-/// The mean of all rows of `x` (zero for no rows), summed in row order.
+/// The mean of all rows of `x` (zero for no rows).
 pub fn mean_row(x: &RowMatrix) -> Vec<f64> {
-    let mut m = vec![0.0; x.n_cols()];
-    for r in x.rows() {
-        axpy(1.0, r, &mut m);
-    }
+    let d = x.n_cols();
+    let mut m = vec![0.0; d];
+    // Partial sums per fixed block, added in block order: parallel, same bits for any pool.
+    ordered_block_reduce(
+        x.n_rows(),
+        BLOCK_ROWS,
+        |_, s, e| {
+            let mut part = vec![0.0; d];
+            for n in s..e {
+                axpy(1.0, x.row(n), &mut part);
+            }
+            part
+        },
+        |part| axpy(1.0, &part, &mut m),
+    );
     if x.n_rows() > 0 {
         let inv = 1.0 / x.n_rows() as f64;
         m.iter_mut().for_each(|v| *v *= inv);

@@ -27,6 +27,8 @@ fn timed<T>(f: impl FnOnce() -> T) -> (T, f64, f64) {
     (out, t.elapsed().as_secs_f64(), cpu)
 }
 
+// Ignored: a throughput measurement that writes ~500 MB of files, not a check; CI runs
+// every reader check in io_files.rs and the unit tests instead.
 #[test]
 #[ignore = "a throughput measurement, not a check: writes ~500 MB of files; run by hand"]
 fn read_throughput() {

@@ -233,6 +233,8 @@ fn every_parameter_rule() {
 /// `cargo test --release --test mahalanobis_guards -- --ignored --nocapture`. Prints, for
 /// several `reg`, the time, the purity against the true groups, and J* of the fit and of the
 /// true partition (the fit must not be worse than the truth by its own objective).
+// Ignored: a slow measurement (20 000 points, ~30 s), not a check; the guards themselves
+// are checked by the other tests in this file, which CI runs.
 #[test]
 #[ignore = "a slow measurement (20 000 points), not a check; run by hand as the doc above says"]
 fn timing_and_recovery_on_synthetic_groups() {

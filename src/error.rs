@@ -2,6 +2,7 @@
 //! data is seen) and data that does not fit them (caught when fitting starts).
 
 use crate::RowMatrix;
+use rayon::prelude::*;
 use thiserror::Error;
 
 /// A parameter breaks a rule that holds whatever the data.
@@ -74,7 +75,15 @@ pub fn check_data(x: &RowMatrix) -> Result<(), FitError> {
     if n == 0 || d == 0 {
         return Err(FitError::EmptyData { n, d });
     }
-    if let Some(i) = x.as_slice().iter().position(|v| !v.is_finite()) {
+    // Blocks in parallel; the first block holding a non-finite value, then its first one.
+    const CHUNK: usize = 1 << 16;
+    let bad_chunk = x
+        .as_slice()
+        .par_chunks(CHUNK)
+        .position_first(|c| c.iter().any(|v| !v.is_finite()));
+    if let Some(c) = bad_chunk {
+        let chunk = &x.as_slice()[c * CHUNK..];
+        let i = c * CHUNK + chunk.iter().position(|v| !v.is_finite()).unwrap_or(0);
         return Err(FitError::NonFinite {
             row: i / d,
             col: i % d,

@@ -87,7 +87,7 @@ fn waves_give_the_sequential_algorithm() {
     let norms = row_sq_norms(&x);
     for (penalty, k_max) in [(30.0, usize::MAX), (30.0, 25), (400.0, usize::MAX)] {
         let order = random_order(x.n_rows(), &mut run_rng(9, 0));
-        let run = dp_means_run(&x, &norms, penalty, k_max, 50, &order);
+        let run = dp_means_run(&x, &norms, &mean_row(&x), penalty, k_max, 50, &order);
         let (labels, means, iters) = naive_dp_means(&x, penalty, k_max, 50, &order);
         assert_eq!(run.n_iter, iters, "P = {penalty}, k_max = {k_max}");
         assert_eq!(run.labels, labels, "P = {penalty}, k_max = {k_max}");

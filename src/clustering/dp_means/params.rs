@@ -2,11 +2,10 @@
 
 use super::dp_means_run;
 use crate::RowMatrix;
-use crate::clustering::center::{centred_copy, shift_means};
+use crate::clustering::center::{prepare, shift_means};
 use crate::clustering::collapsed_dp_means::{collapsed_dp_means_run, refine};
 use crate::clustering::model::Clustering;
 use crate::error::{FitError, ParamError, check_data, check_penalty};
-use crate::linalg::row_sq_norms;
 use crate::restarts::{Observer, Silent, best_of_runs};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -135,14 +134,22 @@ impl DpMeansValidParams {
         }
         let k_max = self.k_max.unwrap_or(usize::MAX);
         // Distances are translation-invariant; the GEMM kernels are accurate near the origin.
-        let centred = centred_copy(x);
-        let x = centred.as_ref().map_or(x, |(c, _)| c);
-        let norms = row_sq_norms(x);
+        let prepared = prepare(x);
+        let (x, norms) = (prepared.data(x), &prepared.norms);
+        let centred = &prepared.centred;
         let mut best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
             let order = random_order(n, rng);
             match self.variant {
                 DpVariant::Sweeps => {
-                    let run = dp_means_run(x, &norms, self.penalty, k_max, self.max_iter, &order);
+                    let run = dp_means_run(
+                        x,
+                        norms,
+                        &prepared.mean,
+                        self.penalty,
+                        k_max,
+                        self.max_iter,
+                        &order,
+                    );
                     if self.refine {
                         refine(x, run, self.penalty, k_max, &order, self.max_iter)
                     } else {

@@ -17,10 +17,9 @@
 
 use crate::RowMatrix;
 use crate::clustering::model::ClusterRun;
-use crate::clustering::objective::{cluster_means, dp_means_objective};
+use crate::clustering::objective::dp_means_objective;
 use crate::linalg::{
-    BLOCK_ROWS, Nearest, mean_row, nearest_rows, nearest_rows_in_block, ordered_block_reduce,
-    row_sq_norms, sq_dist,
+    BLOCK_ROWS, Nearest, axpy, nearest_rows_in_block, ordered_block_reduce, row_sq_norms, sq_dist,
 };
 
 /// Most rows in one wave of a sweep. Within a wave, the nearest of the clusters opened before
@@ -34,32 +33,58 @@ const WAVE_ROWS: usize = 8 * BLOCK_ROWS;
 /// Rows in the first wave of a sweep.
 const FIRST_WAVE_ROWS: usize = 256;
 
-/// Runs DP-means sweeps over the rows in `order` (a permutation of `0..N`).
+/// Runs DP-means sweeps over the rows in `order` (a permutation of `0..N`), starting from
+/// one cluster at `start` (the mean of X, [`mean_row`](crate::linalg::mean_row); given because callers have it).
+///
+/// Every row has a *provisional* label, found in parallel: its nearest starting mean (the
+/// base pass), or in the first sweep its nearest of the clusters that existed when its wave
+/// began. Cluster sums are accumulated by provisional label in those parallel passes and
+/// corrected in the in-order visit only for rows whose final label differs, so the new means
+/// need no pass of their own. The first sweep starts from the single mean of X, which most
+/// rows leave: it is searched like a cluster opened during the sweep, with no base pass.
 pub fn dp_means_run(
     x: &RowMatrix,
     x_norms: &[f64],
+    start: &[f64],
     penalty: f64,
     k_max: usize,
     max_iter: usize,
     order: &[usize],
 ) -> ClusterRun {
     let (n, d) = (x.n_rows(), x.n_cols());
-    let mut means = RowMatrix::from_rows(&[mean_row(x)]);
+    let mut means = RowMatrix::from_rows(&[start]);
     let mut labels = vec![0usize; n];
     let mut trace = Vec::new();
     let mut converged = false;
     let mut n_iter = 0;
+    // Σ‖x_n − a_{c_n}‖² of the last sweep's starting labels, computed exactly (base pass).
+    let mut base_cost = None;
     while n_iter < max_iter {
         n_iter += 1;
-        // The means at the start of the sweep (indices 0..k0), then every cluster opened
-        // during it. The nearest of the first k0 is found for all rows at once, in row-index
-        // order (contiguous, in parallel, as in a K-means pass).
+        // The means at the start of the sweep (indices 0..k0 are searched for all rows at
+        // once, in row-index order), then every cluster opened during it.
         let mut current = means;
-        let k0 = current.n_rows();
-        let base = nearest_rows(x, x_norms, &current, &row_sq_norms(&current));
+        let k0 = if n_iter == 1 { 0 } else { current.n_rows() };
+        let mut acc = ClusterSums::zeros(current.n_rows(), d);
+        let base = if k0 > 0 {
+            let pass = base_pass(x, x_norms, &current);
+            acc.add_partial(&pass.sums);
+            base_cost = Some(pass.cost);
+            pass.nearest
+        } else {
+            base_cost = None;
+            vec![Nearest::NONE; n]
+        };
         let mut changed = 0usize;
         let mut sweep_cost = 0.0;
-        let mut visit = |current: &mut RowMatrix, r: usize, from: usize, mut best: Nearest| {
+        // Settles row `r` whose best so far is `best` (clusters before `from` searched) and
+        // whose sums went to cluster `provisional`.
+        let mut visit = |current: &mut RowMatrix,
+                         acc: &mut ClusterSums,
+                         r: usize,
+                         from: usize,
+                         mut best: Nearest,
+                         provisional: usize| {
             // Clusters opened after `from` was fixed: checked row by row.
             for j in from..current.n_rows() {
                 let dist = sq_dist(x.row(r), current.row(j));
@@ -73,6 +98,9 @@ pub fn dp_means_run(
                     dist: 0.0,
                 };
                 current.push_row(x.row(r));
+            }
+            if best.label != provisional {
+                acc.moved(x.row(r), provisional, best.label);
             }
             if labels[r] != best.label {
                 labels[r] = best.label;
@@ -89,12 +117,13 @@ pub fn dp_means_run(
             if k_snap == k0 {
                 // Nothing opened yet in this sweep: the base search is complete.
                 for &r in &order[wave_start..wave_end] {
-                    visit(&mut current, r, k0, base[r]);
+                    visit(&mut current, &mut acc, r, k0, base[r], base[r].label);
                 }
                 wave_start = wave_end;
                 continue;
             }
-            // Parallel, by GEMM: nearest of the clusters opened so far in this sweep.
+            // Parallel, by GEMM: nearest of the clusters opened so far in this sweep, and (in
+            // the first sweep, which has no base pass) the sums by that label.
             let opened = RowMatrix::new(k_snap - k0, d, current.rows_slice(k0, k_snap).to_vec());
             let opened_norms = row_sq_norms(&opened);
             ordered_block_reduce(
@@ -116,20 +145,35 @@ pub fn dp_means_run(
                         &mut Vec::new(),
                         &mut nearest,
                     );
-                    (rows, nearest)
-                },
-                // In order: the better of the two searches (ties to the older cluster), then
-                // the clusters opened during this wave.
-                |(rows, nearest)| {
-                    for (&r, o) in rows.iter().zip(&nearest) {
-                        let mut best = base[r];
-                        if o.dist < best.dist {
-                            best = Nearest {
+                    // The better of the two searches (ties to the older cluster).
+                    for (&r, o) in rows.iter().zip(nearest.iter_mut()) {
+                        let b = base[r];
+                        *o = if o.dist < b.dist {
+                            Nearest {
                                 label: k0 + o.label,
                                 dist: o.dist,
-                            };
+                            }
+                        } else {
+                            b
+                        };
+                    }
+                    let sums = (k0 == 0).then(|| {
+                        let mut part = ClusterSums::zeros(k_snap, d);
+                        for (row, o) in xb.chunks_exact(d.max(1)).zip(&nearest) {
+                            part.add(row, o.label);
                         }
-                        visit(&mut current, r, k_snap, best);
+                        part
+                    });
+                    (rows, nearest, sums)
+                },
+                // In order: the clusters opened during this wave, then settle.
+                |(rows, nearest, sums)| {
+                    if let Some(part) = &sums {
+                        acc.add_partial(part);
+                    }
+                    for (&r, &best) in rows.iter().zip(&nearest) {
+                        let provisional = if k0 == 0 { best.label } else { base[r].label };
+                        visit(&mut current, &mut acc, r, k_snap, best, provisional);
                     }
                 },
             );
@@ -142,10 +186,15 @@ pub fn dp_means_run(
             converged = true;
             break;
         }
-        means = cluster_means(x, &labels, k_now);
+        means = acc.into_means(k_now);
         drop_empty_clusters(&mut labels, &mut means);
     }
-    let objective = dp_means_objective(x, &labels, &means, penalty);
+    // A converged sweep kept every label and opened nothing, so its starting labels and means
+    // are the returned ones and `base_cost` is their exact sum of squares.
+    let objective = match base_cost {
+        Some(cost) if converged => cost + (means.n_rows() as f64 - 1.0) * penalty,
+        _ => dp_means_objective(x, &labels, &means, penalty),
+    };
     ClusterRun {
         labels,
         means,
@@ -153,6 +202,121 @@ pub fn dp_means_run(
         n_iter,
         converged,
         trace,
+    }
+}
+
+/// What the base pass of a sweep gives: the nearest starting mean of every row, the exact
+/// Σ‖x_n − a_{c_n}‖² of those labels, and the cluster sums by those labels.
+struct BasePass {
+    nearest: Vec<Nearest>,
+    cost: f64,
+    sums: ClusterSums,
+}
+
+/// Nearest of `means` for all rows (GEMM over contiguous row blocks in parallel), with the
+/// exact cost and the sums folded in block order: the same bits for any thread count, and
+/// the cost is exactly what [`sum_of_squares`] gives for these labels.
+///
+/// [`sum_of_squares`]: crate::clustering::objective::sum_of_squares
+fn base_pass(x: &RowMatrix, x_norms: &[f64], means: &RowMatrix) -> BasePass {
+    let (k, d) = (means.n_rows(), means.n_cols());
+    let m_norms = row_sq_norms(means);
+    let mut out = BasePass {
+        nearest: Vec::with_capacity(x.n_rows()),
+        cost: 0.0,
+        sums: ClusterSums::zeros(k, d),
+    };
+    ordered_block_reduce(
+        x.n_rows(),
+        BLOCK_ROWS,
+        |_, s, e| {
+            let mut nearest = vec![Nearest::NONE; e - s];
+            nearest_rows_in_block(
+                x.rows_slice(s, e),
+                &x_norms[s..e],
+                means,
+                &m_norms,
+                &mut Vec::new(),
+                &mut nearest,
+            );
+            let mut part = ClusterSums::zeros(k, d);
+            let cost = (s..e)
+                .map(|i| {
+                    let label = nearest[i - s].label;
+                    part.add(x.row(i), label);
+                    sq_dist(x.row(i), means.row(label))
+                })
+                .sum::<f64>();
+            (nearest, cost, part)
+        },
+        |(nearest, cost, part)| {
+            out.nearest.extend_from_slice(&nearest);
+            out.cost += cost;
+            out.sums.add_partial(&part);
+        },
+    );
+    out
+}
+
+/// Per-cluster sums of member rows and member counts; grows as clusters are opened.
+struct ClusterSums {
+    sums: RowMatrix,
+    counts: Vec<usize>,
+}
+
+impl ClusterSums {
+    fn zeros(k: usize, d: usize) -> Self {
+        Self {
+            sums: RowMatrix::zeros(k, d),
+            counts: vec![0; k],
+        }
+    }
+
+    fn grow_to(&mut self, k: usize) {
+        let d = self.sums.n_cols();
+        while self.counts.len() < k {
+            self.sums.push_row(&vec![0.0; d]);
+            self.counts.push(0);
+        }
+    }
+
+    fn add(&mut self, row: &[f64], label: usize) {
+        self.grow_to(label + 1);
+        axpy(1.0, row, self.sums.row_mut(label));
+        self.counts[label] += 1;
+    }
+
+    /// Moves `row` from cluster `from` (none when `usize::MAX`) to cluster `to`.
+    fn moved(&mut self, row: &[f64], from: usize, to: usize) {
+        if from != usize::MAX {
+            axpy(-1.0, row, self.sums.row_mut(from));
+            self.counts[from] -= 1;
+        }
+        self.add(row, to);
+    }
+
+    fn add_partial(&mut self, part: &ClusterSums) {
+        self.grow_to(part.counts.len());
+        for (j, &c) in part.counts.iter().enumerate() {
+            if c > 0 {
+                axpy(1.0, part.sums.row(j), self.sums.row_mut(j));
+                self.counts[j] += c;
+            }
+        }
+    }
+
+    /// The means of clusters `0..k` (zero rows for empty ones).
+    fn into_means(mut self, k: usize) -> RowMatrix {
+        self.grow_to(k);
+        for j in 0..k {
+            if self.counts[j] > 0 {
+                let inv = 1.0 / self.counts[j] as f64;
+                self.sums.row_mut(j).iter_mut().for_each(|v| *v *= inv);
+            } else {
+                self.sums.row_mut(j).fill(0.0);
+            }
+        }
+        self.sums
     }
 }
 
@@ -178,4 +342,70 @@ pub(crate) fn drop_empty_clusters(labels: &mut [usize], means: &mut RowMatrix) {
         *c = new_index[*c];
     }
     means.retain_rows(&used);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clustering::objective::{cluster_means, sum_of_squares};
+
+    fn data(n: usize) -> RowMatrix {
+        RowMatrix::new(
+            n,
+            3,
+            (0..3 * n)
+                .map(|i| ((i * 37 % 101) as f64) / 7.0 - 5.0)
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn base_pass_cost_is_the_sum_of_squares_bit_for_bit() {
+        let x = data(3 * BLOCK_ROWS + 17);
+        let c = RowMatrix::from_rows(&[[1.0, 2.0, 3.0], [5.0, 5.0, 5.0], [9.0, 0.0, 1.0]]);
+        let pass = base_pass(&x, &row_sq_norms(&x), &c);
+        let labels: Vec<usize> = pass.nearest.iter().map(|nr| nr.label).collect();
+        assert_eq!(
+            pass.cost.to_bits(),
+            sum_of_squares(&x, &labels, &c).to_bits()
+        );
+        for (i, nr) in pass.nearest.iter().enumerate() {
+            let best = c
+                .rows()
+                .map(|r| sq_dist(x.row(i), r))
+                .fold(f64::INFINITY, f64::min);
+            assert!(sq_dist(x.row(i), c.row(nr.label)) <= best + 1e-9);
+        }
+        let means = pass.sums.into_means(3);
+        let want = cluster_means(&x, &labels, 3);
+        for (a, b) in means.as_slice().iter().zip(want.as_slice()) {
+            assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()));
+        }
+    }
+
+    #[test]
+    fn moved_rows_leave_the_sums_of_their_final_clusters() {
+        let x = data(10);
+        let mut acc = ClusterSums::zeros(2, 3);
+        let mut labels = vec![0usize; 10];
+        for i in 0..10 {
+            acc.add(x.row(i), 0);
+        }
+        // Rows 3 and 7 go to cluster 1, row 8 to a cluster opened later (index 4, so 2 and 3
+        // stay empty), row 9 arrives with no provisional cluster.
+        for (i, to) in [(3, 1), (7, 1), (8, 4)] {
+            acc.moved(x.row(i), 0, to);
+            labels[i] = to;
+        }
+        acc.counts[0] -= 1;
+        axpy(-1.0, x.row(9), acc.sums.row_mut(0));
+        acc.moved(x.row(9), usize::MAX, 1);
+        labels[9] = 1;
+        assert_eq!(acc.counts, vec![6, 3, 0, 0, 1]);
+        let means = acc.into_means(5);
+        let want = cluster_means(&x, &labels, 5);
+        for (a, b) in means.as_slice().iter().zip(want.as_slice()) {
+            assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()), "{a} vs {b}");
+        }
+    }
 }

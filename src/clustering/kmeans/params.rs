@@ -1,10 +1,10 @@
 //! Parameters of K-means, their checks, and the fit entry points.
 
 use super::{kmeans_plus_plus, lloyd};
-use crate::clustering::center::{centred_copy, shift_means};
+use crate::clustering::center::{prepare, shift_means};
 use crate::clustering::model::Clustering;
 use crate::error::{FitError, ParamError, check_data};
-use crate::linalg::{axpy, row_sq_norms};
+use crate::linalg::axpy;
 use crate::restarts::{Observer, Silent, best_of_runs};
 use crate::{RowMatrix, restarts};
 
@@ -90,12 +90,12 @@ impl KMeansValidParams {
             });
         }
         // Distances are translation-invariant; the GEMM kernels are accurate near the origin.
-        let centred = centred_copy(x);
-        let x = centred.as_ref().map_or(x, |(c, _)| c);
-        let norms = row_sq_norms(x);
+        let prepared = prepare(x);
+        let (x, norms) = (prepared.data(x), &prepared.norms);
+        let centred = &prepared.centred;
         let mut best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
-            let init = kmeans_plus_plus(x, &norms, self.k, rng);
-            lloyd(x, &norms, init, self.max_iter)
+            let init = kmeans_plus_plus(x, norms, self.k, rng);
+            lloyd(x, norms, init, self.max_iter)
         });
         if let Some((_, mu)) = &centred {
             shift_means(&mut best.best, mu);
@@ -117,15 +117,14 @@ impl KMeansValidParams {
         );
         assert_eq!(init.n_rows(), self.k, "initial means are not K rows");
         let mut init = init.clone();
-        let centred = centred_copy(x);
-        if let Some((_, mu)) = &centred {
+        let prepared = prepare(x);
+        let centred = &prepared.centred;
+        if let Some((_, mu)) = centred {
             for j in 0..init.n_rows() {
                 axpy(-1.0, mu, init.row_mut(j));
             }
         }
-        let x = centred.as_ref().map_or(x, |(c, _)| c);
-        let norms = row_sq_norms(x);
-        let mut run = lloyd(x, &norms, init, self.max_iter);
+        let mut run = lloyd(prepared.data(x), &prepared.norms, init, self.max_iter);
         if let Some((_, mu)) = &centred {
             shift_means(&mut run, mu);
         }

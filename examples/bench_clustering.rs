@@ -16,48 +16,14 @@
 //! Every command prints one JSON object per line on stdout. Time per iteration is the
 //! wall-clock fit time divided by `Clustering::n_iter()`.
 
+mod support;
+
 use madbayes::RowMatrix;
 use madbayes::clustering::{Clustering, DpMeans, KMeans};
 use madbayes::restarts::run_rng;
 use rand::RngExt;
-use rand_chacha::ChaCha8Rng;
-use std::collections::HashMap;
 use std::time::Instant;
-
-type Res<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
-
-/// `--key value` pairs after the command.
-struct Args(HashMap<String, String>);
-
-impl Args {
-    fn parse(raw: &[String]) -> Res<Self> {
-        let mut map = HashMap::new();
-        let mut it = raw.iter();
-        while let Some(k) = it.next() {
-            let key = k
-                .strip_prefix("--")
-                .ok_or(format!("expected --key, got {k}"))?;
-            let v = it.next().ok_or(format!("--{key} needs a value"))?;
-            map.insert(key.to_string(), v.clone());
-        }
-        Ok(Self(map))
-    }
-    fn get<T: std::str::FromStr>(&self, key: &str) -> Res<T> {
-        let v = self.0.get(key).ok_or(format!("missing --{key}"))?;
-        v.parse()
-            .map_err(|_| format!("--{key}: cannot parse {v:?}").into())
-    }
-    fn get_or<T: std::str::FromStr>(&self, key: &str, default: T) -> Res<T> {
-        if self.0.contains_key(key) {
-            self.get(key)
-        } else {
-            Ok(default)
-        }
-    }
-    fn str(&self, key: &str) -> Res<&str> {
-        Ok(self.0.get(key).ok_or(format!("missing --{key}"))?)
-    }
-}
+use support::{Args, Res, cpu_seconds, fmt_times, normal, pool};
 
 /// Reads `n × d` little-endian f64 values written by numpy's `.tofile()`.
 fn read_f64(path: &str, n: usize, d: usize) -> Res<RowMatrix> {
@@ -70,13 +36,6 @@ fn read_f64(path: &str, n: usize, d: usize) -> Res<RowMatrix> {
         .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
         .collect();
     Ok(RowMatrix::new(n, d, data))
-}
-
-/// One standard normal draw (Box–Muller, cosine branch).
-fn normal(rng: &mut ChaCha8Rng) -> f64 {
-    let u1: f64 = 1.0 - rng.random::<f64>(); // (0, 1]
-    let u2: f64 = rng.random::<f64>();
-    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
 }
 
 /// `n` rows around `k` centers drawn uniformly in [-10, 10]^d, each row's center uniform,
@@ -104,26 +63,6 @@ fn random_rows(x: &RowMatrix, k: usize, seed: u64) -> RowMatrix {
         idx.swap(i, j);
     }
     RowMatrix::from_rows(&idx[..k].iter().map(|&i| x.row(i)).collect::<Vec<_>>())
-}
-
-/// CPU time used so far by all threads of this process, in seconds: the sum of the first
-/// field of `/proc/self/task/*/schedstat` (nanoseconds on a CPU). Unlike wall-clock time it
-/// hardly moves when other jobs compete for the cores (it does count rayon's spinning).
-fn cpu_seconds() -> f64 {
-    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
-        return f64::NAN;
-    };
-    let mut ns = 0u64;
-    for task in dir.flatten() {
-        if let Ok(s) = std::fs::read_to_string(task.path().join("schedstat")) {
-            ns += s
-                .split_whitespace()
-                .next()
-                .and_then(|v| v.parse::<u64>().ok())
-                .unwrap_or(0);
-        }
-    }
-    ns as f64 * 1e-9
 }
 
 /// Wall-clock and CPU seconds of each of `reps` fits, and the last fit.
@@ -159,17 +98,6 @@ fn best_of<F: FnMut() -> Res<Clustering>>(reps: usize, mut fit: F) -> Res<Timed>
         cpu,
         fit: last.expect("at least one rep"),
     })
-}
-
-fn pool(threads: usize) -> Res<rayon::ThreadPool> {
-    Ok(rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()?)
-}
-
-fn fmt_times(t: &[f64]) -> String {
-    let v: Vec<String> = t.iter().map(|x| format!("{x:.6}")).collect();
-    format!("[{}]", v.join(","))
 }
 
 fn cmd_lloyd(a: &Args) -> Res<()> {

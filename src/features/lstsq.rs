@@ -11,6 +11,7 @@
 //! solution; Â is the one with zero rows on the dependent columns (not the minimum-norm one).
 //! ZᵀZ and ZᵀX are summed over fixed row blocks in block order (thread-count independent).
 
+use super::dense::add_ztx_block;
 use super::zmat::ZMat;
 use crate::RowMatrix;
 use crate::linalg::{BLOCK_ROWS, axpy, ordered_block_reduce};
@@ -48,7 +49,6 @@ pub(crate) fn normal_equations(x: &RowMatrix, z: &ZMat) -> (Vec<f64>, RowMatrix)
         BLOCK_ROWS,
         |_, s, e| {
             let mut m = vec![0u32; k * k];
-            let mut b = RowMatrix::zeros(k, d);
             let mut on = Vec::with_capacity(k);
             for n in s..e {
                 on.clear();
@@ -57,9 +57,10 @@ pub(crate) fn normal_equations(x: &RowMatrix, z: &ZMat) -> (Vec<f64>, RowMatrix)
                     for &j in &on {
                         m[i * k + j] += 1;
                     }
-                    axpy(1.0, x.row(n), b.row_mut(i));
                 }
             }
+            let mut b = RowMatrix::zeros(k, d);
+            add_ztx_block(x, z, s, e, &mut b);
             (m, b)
         },
         |(m, b)| {
@@ -75,6 +76,35 @@ pub(crate) fn normal_equations(x: &RowMatrix, z: &ZMat) -> (Vec<f64>, RowMatrix)
 pub(crate) fn least_squares(x: &RowMatrix, z: &ZMat) -> LeastSquares {
     let (ztz, ztx) = normal_equations(x, z);
     solve_normal(&ztz, ztx)
+}
+
+/// Below this fraction of ‖X‖²_F the residual sum of squares is recomputed explicitly rather
+/// than taken from the normal equations (whose expansion cancels).
+const RSS_EXPANSION_FLOOR: f64 = 1e-3;
+
+/// [`least_squares`], and the residual sum of squares ‖X − Z Â‖²_F of its solution without a
+/// pass over the data: ‖X‖²_F − 2⟨ZᵀX, Â⟩ + ⟨ZᵀZ, Â Âᵀ⟩ from the normal equations
+/// (`x_sq` = ‖X‖²_F). The expansion loses about ε·‖X‖²_F, so when the residual is below
+/// `RSS_EXPANSION_FLOOR`·‖X‖²_F (as on noise-free data) it is formed explicitly instead.
+pub(crate) fn least_squares_and_rss(x: &RowMatrix, z: &ZMat, x_sq: f64) -> (LeastSquares, f64) {
+    let (ztz, ztx) = normal_equations(x, z);
+    let ls = solve_normal(&ztz, ztx.clone());
+    let k = z.k();
+    let gm = super::kernels::gram(&ls.a);
+    let cross: f64 = ztx
+        .as_slice()
+        .iter()
+        .zip(ls.a.as_slice())
+        .map(|(b, a)| b * a)
+        .sum();
+    let quad: f64 = ztz.iter().zip(&gm).map(|(m, g)| m * g).sum();
+    debug_assert_eq!(gm.len(), k * k);
+    let rss = x_sq - 2.0 * cross + quad;
+    if rss < RSS_EXPANSION_FLOOR * x_sq {
+        let exact = super::objective::residual_ss(x, z, &ls.a);
+        return (ls, exact);
+    }
+    (ls, rss)
 }
 
 /// Solves `M A = B` (M = ZᵀZ, `K × K` symmetric positive semi-definite) by Cholesky with

@@ -7,6 +7,7 @@
 
 pub mod bp_means;
 pub mod collapsed;
+mod dense;
 pub mod k_features;
 mod kernels;
 pub mod lstsq;

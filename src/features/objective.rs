@@ -4,6 +4,7 @@
 //! ‖x‖² − 2 z·g + zᵀGz), summed over fixed row blocks in block order, so each value is exact
 //! to rounding and bit-identical for any thread count.
 
+use super::dense::residual_ss_block;
 use super::lstsq::least_squares;
 use super::zmat::ZMat;
 use crate::RowMatrix;
@@ -30,14 +31,7 @@ pub(crate) fn residual_ss(x: &RowMatrix, z: &ZMat, a: &RowMatrix) -> f64 {
     ordered_block_reduce(
         x.n_rows(),
         BLOCK_ROWS,
-        |_, s, e| {
-            let mut r = vec![0.0; x.n_cols()];
-            let mut acc = 0.0;
-            for n in s..e {
-                acc += row_residual(x.row(n), z.row(n), a, &mut r);
-            }
-            acc
-        },
+        |_, s, e| residual_ss_block(x, z, a, s, e),
         |p| total += p,
     );
     total

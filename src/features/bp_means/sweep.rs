@@ -19,7 +19,7 @@
 
 use crate::RowMatrix;
 use crate::features::kernels::{flip_pass, gram, gz, row_cost};
-use crate::features::lstsq::least_squares;
+use crate::features::lstsq::least_squares_and_rss;
 use crate::features::model::FeatureRun;
 use crate::features::objective::{residual_ss, row_residual};
 use crate::features::zmat::ZMat;
@@ -47,6 +47,7 @@ pub(crate) fn bp_means_run(
     // The seed's A is not the least-squares A of its Z: a sweep without changes only proves
     // convergence once A has been through the least-squares step.
     let mut a_is_ls = false;
+    let x_sq: f64 = x_norms.iter().sum();
     while n_iter < max_iter {
         n_iter += 1;
         let (changed, opened) = sweep(x, x_norms, penalty, k_max, &mut z, &a);
@@ -54,7 +55,7 @@ pub(crate) fn bp_means_run(
             a.push_row(r);
         }
         let mut removed = clean_columns(&mut z);
-        let ls = least_squares(x, &z);
+        let (ls, rss) = least_squares_and_rss(x, &z, x_sq);
         a = ls.a;
         if !ls.dependent.is_empty() {
             // A column in the span of the others has a zero mean: Z A is unchanged without
@@ -65,7 +66,8 @@ pub(crate) fn bp_means_run(
             a.retain_rows(&keep);
             removed += ls.dependent.len();
         }
-        trace.push(residual_ss(x, &z, &a) + a.n_rows() as f64 * penalty);
+        // Dropping dependent columns leaves Z A, hence the residual, unchanged.
+        trace.push(rss + a.n_rows() as f64 * penalty);
         if changed == 0 && removed == 0 && a_is_ls {
             converged = true;
             break;
@@ -114,11 +116,17 @@ fn sweep(
             (s, e, g)
         },
         |(s, e, gb)| {
+            // Products with the features opened in earlier blocks, by one GEMM for the block;
+            // features opened inside this block are multiplied row by row.
+            let k_pre = opened.n_rows();
+            let mut ob = vec![0.0; (e - s) * k_pre];
+            gemm_xat(&mut ob, x.rows_slice(s, e), e - s, &opened);
             for i in s..e {
                 let k_now = all.n_rows();
                 g.clear();
                 g.extend_from_slice(&gb[(i - s) * k_old..(i - s + 1) * k_old]);
-                g.extend(opened.rows().map(|o| dot(o, x.row(i))));
+                g.extend_from_slice(&ob[(i - s) * k_pre..(i - s + 1) * k_pre]);
+                g.extend(opened.rows().skip(k_pre).map(|o| dot(o, x.row(i))));
                 let zi = z.row_mut(i);
                 h.resize(k_now, 0.0);
                 gz(zi, &gm, &mut h);

@@ -7,7 +7,7 @@
 
 use crate::RowMatrix;
 use crate::features::kernels::{best_row_exact, descend_row, gram, row_cost};
-use crate::features::lstsq::least_squares;
+use crate::features::lstsq::least_squares_and_rss;
 use crate::features::model::FeatureRun;
 use crate::features::objective::residual_ss;
 use crate::features::zmat::ZMat;
@@ -28,11 +28,13 @@ pub(crate) fn k_features_run(
     let mut n_iter = 0;
     // The seed's A is not the least-squares A of its Z (see BP-means).
     let mut a_is_ls = false;
+    let x_sq: f64 = x.as_slice().iter().map(|v| v * v).sum();
     while n_iter < max_iter {
         n_iter += 1;
         let changed = row_step(x, &mut z, &a, exact_max_k);
-        a = least_squares(x, &z).a;
-        trace.push(residual_ss(x, &z, &a));
+        let (ls, rss) = least_squares_and_rss(x, &z, x_sq);
+        a = ls.a;
+        trace.push(rss);
         if changed == 0 && a_is_ls {
             converged = true;
             break;

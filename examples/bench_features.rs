@@ -8,7 +8,7 @@
 //!          noise S), capped BP-means (cap K) for 1 and for M sweeps, and the X Aᵀ product of
 //!          the same shape, all on T threads; best of R each.
 //! restarts --x FILE.npy --algo bp-means|collapsed-bp-means|k-features|stepwise-k-features
-//!          --penalty L [--k K] --restarts R --threads 1,2 [--seed S]
+//!          --penalty L [--k K] --restarts R --threads 1,2 [--seed S] [--refine true]
 //!          R restarts of one algorithm on every thread count listed; time per run and the
 //!          parallel efficiency t(1) / (T · t(T)).
 //! ```
@@ -178,9 +178,11 @@ fn cmd_restarts(a: &Args) -> Res<()> {
         .split(',')
         .map(|t| t.parse())
         .collect::<Result<_, _>>()?;
+    let refine: bool = a.get_or("refine", false)?;
     let checked = params(a, algo, penalty)?
         .restarts(restarts)
         .seed(seed)
+        .refine(refine)
         .check()?;
     let mut base: Option<(f64, f64)> = None;
     for &t in &threads {
@@ -198,10 +200,10 @@ fn cmd_restarts(a: &Args) -> Res<()> {
             .filter(|&&o| o <= best + 0.01 * best.abs())
             .count();
         println!(
-            "{{\"cmd\":\"restarts\",\"algo\":\"{algo}\",\"n\":{},\"d\":{},\"penalty\":{penalty},\"restarts\":{restarts},\
+            "{{\"cmd\":\"restarts\",\"algo\":\"{algo}\",\"refine\":{refine},\"n\":{},\"d\":{},\"penalty\":{penalty},\"restarts\":{restarts},\
 \"threads\":{t},\"wall_s\":{wall:.4},\"cpu_s\":{cpu:.4},\"per_run_s\":{:.6},\"per_run_cpu_s\":{:.6},\
 \"efficiency\":{:.3},\"k\":{},\"objective\":{:.6},\"median_objective\":{:.6},\"max_objective\":{:.6},\
-\"runs_within_1pc_of_best\":{within_1pc},\"iterations\":{}}}",
+\"runs_within_1pc_of_best\":{within_1pc},\"iterations\":{},\"k_tried\":{}}}",
             x.n_rows(),
             x.n_cols(),
             wall / restarts as f64,
@@ -211,7 +213,8 @@ fn cmd_restarts(a: &Args) -> Res<()> {
             fit.objective(),
             objs[objs.len() / 2],
             objs[objs.len() - 1],
-            fit.n_iter()
+            fit.n_iter(),
+            fit.objective_by_k().len()
         );
     }
     Ok(())

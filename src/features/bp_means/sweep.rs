@@ -195,3 +195,50 @@ pub(crate) fn clean_columns(z: &mut ZMat) -> usize {
     }
     removed
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::linalg::row_sq_norms;
+
+    /// Rows x = c + e with ‖c‖² ≈ 10¹⁶–10¹⁷ and one feature a = c held by every row: the true
+    /// residual of each row is ‖e‖² = 1, but the Gram-matrix estimate ‖x‖² − 2 g + G carries
+    /// an error of several units. Every row must open a feature at P = 0.5 (and none at
+    /// P = 1.5): the decision has to be taken on the residual recomputed directly.
+    #[test]
+    fn new_features_are_decided_on_the_exact_residual() {
+        for scale in [1e8, 2.5e8] {
+            let c: Vec<f64> = (0..4).map(|j| scale * (1.0 + 0.37 * j as f64)).collect();
+            let rows: Vec<Vec<f64>> = (0..24)
+                .map(|i| {
+                    let mut r = c.clone();
+                    // A unit step along one axis, axis and sign varying by row (c ± 1 is
+                    // exact in f64 at these magnitudes, so the true residual is exactly 1).
+                    r[i % 4] += if i % 8 < 4 { 1.0 } else { -1.0 };
+                    r
+                })
+                .collect();
+            let x = RowMatrix::from_rows(&rows);
+            let a = RowMatrix::from_rows(std::slice::from_ref(&c));
+            for (penalty, want_open) in [(0.5, true), (1.5, false)] {
+                let mut z = ZMat::zeros(x.n_rows(), 0);
+                z.push_col();
+                (0..x.n_rows()).for_each(|i| z.row_mut(i)[0] = 1);
+                let (_, opened) = sweep(&x, &row_sq_norms(&x), penalty, usize::MAX, &mut z, &a);
+                // The first row opens a feature; every later row then fits it or its mirror
+                // image exactly or opens its own. Either way no row may keep a residual > P.
+                let mut all = a.clone();
+                opened.rows().for_each(|r| all.push_row(r));
+                let mut r = vec![0.0; 4];
+                for i in 0..x.n_rows() {
+                    let res = row_residual(x.row(i), z.row(i), &all, &mut r);
+                    assert!(
+                        res <= penalty,
+                        "scale {scale}, P {penalty}: row {i} keeps {res}"
+                    );
+                }
+                assert_eq!(opened.n_rows() > 0, want_open, "scale {scale}, P {penalty}");
+            }
+        }
+    }
+}

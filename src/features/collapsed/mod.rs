@@ -16,6 +16,7 @@
 //! # Ok::<(), madbayes::FitError>(())
 //! ```
 
+mod inverse;
 mod row;
 mod run;
 

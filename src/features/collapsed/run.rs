@@ -4,19 +4,19 @@
 //! rows fixed ([`RowModel`]: exactly over all 2^K values while K ≤ `exact_max_k`, by
 //! coordinate descent above); then, if the residual of row n still exceeds P (q > P), a
 //! singleton feature {n} is added (it fits x_n exactly, so the objective drops by q − P; it
-//! is never redundant since q > 0 means x_n is not already fit). ZᵀZ and ZᵀX are kept up to
-//! date by rank-one updates as rows change; the small K × K system of each row is factored
-//! afresh (O(K³ + K²·D) per row). After the sweep empty, duplicate and dependent columns are
+//! is never redundant since q > 0 means x_n is not already fit). ZᵀZ, ZᵀX, (ZᵀZ)⁻¹ and
+//! (ZᵀX)(ZᵀX)ᵀ are kept up to date by rank-one updates as rows change ([`NormalState`]), so
+//! a row's model costs O(K·D + K³); rows whose removal leaves ZᵀZ singular use the
+//! dependent-column solve. After the sweep empty, duplicate and dependent columns are
 //! dropped (none of which raises Eq. 10). Stop when a sweep changes nothing.
 
-use super::row::RowModel;
+use super::inverse::NormalState;
 use crate::RowMatrix;
 use crate::features::bp_means::clean_columns;
-use crate::features::lstsq::{least_squares, normal_equations};
+use crate::features::lstsq::least_squares;
 use crate::features::model::FeatureRun;
 use crate::features::objective::residual_ss;
 use crate::features::zmat::ZMat;
-use crate::linalg::axpy;
 
 /// Runs collapsed BP-means from the seed `z0`.
 pub(crate) fn collapsed_bp_means_run(
@@ -35,32 +35,20 @@ pub(crate) fn collapsed_bp_means_run(
     let mut n_iter = 0;
     while n_iter < max_iter {
         n_iter += 1;
-        let (mut m, mut b) = normal_equations(x, &z);
+        let mut state = NormalState::new(x, &z);
         let mut changed = 0usize;
         for i in 0..n {
-            let model = RowModel::new(x.row(i), z.row(i), &m, &b, penalty);
             let old = z.row(i).to_vec();
+            let (model, removed) = state.remove_row(x.row(i), &old, penalty);
             model.best(z.row_mut(i), exact_max_k);
-            let k = z.k();
             if z.row(i) != old.as_slice() {
                 changed += 1;
-                rank_one(&mut m, &mut b, &old, -1.0, x.row(i));
-                let new = z.row(i).to_vec();
-                rank_one(&mut m, &mut b, &new, 1.0, x.row(i));
+                state.replace_row(x.row(i), removed, z.row(i));
             }
-            if k < k_max && model.increment(z.row(i)) > penalty {
+            if state.k() < k_max && model.increment(z.row(i)) > penalty {
+                state.push_singleton(x.row(i), z.row(i));
                 let c = z.push_col();
                 z.row_mut(i)[c] = 1;
-                let mut grown = vec![0.0; (k + 1) * (k + 1)];
-                for p in 0..k {
-                    grown[p * (k + 1)..p * (k + 1) + k].copy_from_slice(&m[p * k..(p + 1) * k]);
-                    let v = f64::from(z.row(i)[p]);
-                    grown[p * (k + 1) + k] = v;
-                    grown[k * (k + 1) + p] = v;
-                }
-                grown[k * (k + 1) + k] = 1.0;
-                m = grown;
-                b.push_row(x.row(i));
                 changed += 1;
             }
         }
@@ -88,16 +76,5 @@ pub(crate) fn collapsed_bp_means_run(
         n_iter,
         converged,
         trace,
-    }
-}
-
-/// M += s·z zᵀ, B += s·z xᵀ.
-fn rank_one(m: &mut [f64], b: &mut RowMatrix, z: &[u8], s: f64, x: &[f64]) {
-    let k = z.len();
-    for i in (0..k).filter(|&i| z[i] != 0) {
-        for j in (0..k).filter(|&j| z[j] != 0) {
-            m[i * k + j] += s;
-        }
-        axpy(s, x, b.row_mut(i));
     }
 }

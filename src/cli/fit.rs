@@ -12,7 +12,7 @@ use madbayes::error::check_data;
 use madbayes::features::{
     BpMeans, CollapsedBpMeans, FeatureModel, FeatureValidParams, KFeatures, StepwiseKFeatures,
 };
-use madbayes::io::read_matrix;
+use madbayes::io::{ReadOptions, read_matrix_with};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -56,9 +56,14 @@ impl Algo {
 /// Options of `madbayes fit`.
 #[derive(clap::Args, Debug)]
 pub struct FitArgs {
-    /// Data: .csv (comma-separated numbers; a first line that is not numeric is a header) or
-    /// .npy (2-D, f32 or f64, C or Fortran order). One row per data point.
+    /// Data: .csv (comma-separated numbers; a first line that is not numeric is a header),
+    /// .npy (2-D, f32 or f64, C or Fortran order), a folder of .png/.jpg images of one size
+    /// (one row per image, pixels in [0, 1], files in natural order), or an MNIST IDX file
+    /// (*-ubyte, *-ubyte.gz, .idx). One row per data point.
     pub input: PathBuf,
+    /// Image folders: convert every image to grey (0.299 R + 0.587 G + 0.114 B).
+    #[arg(long)]
+    pub grey: bool,
     /// Algorithm to run.
     #[arg(long, value_enum)]
     pub algo: Algo,
@@ -257,7 +262,7 @@ fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
 
 pub fn run(args: FitArgs) -> Result<(), CliError> {
     let checked = check_params(&args)?;
-    let x = read_matrix(&args.input)?;
+    let x = read_matrix_with(&args.input, ReadOptions { grey: args.grey })?;
     check_data(&x).map_err(|e| CliError(format!("{}: {e}", args.input.display())))?;
     if let Some(k) = args.k
         && k > x.n_rows()

@@ -19,7 +19,8 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Fit an algorithm to a data matrix (.csv or .npy) and write the result to a folder.
+    /// Fit an algorithm to a data matrix (.csv, .npy, a folder of images or an IDX file) and
+    /// write the result to a folder.
     Fit(fit::FitArgs),
     /// Generate a clustering problem, fit it, and print what was found.
     Demo(demo::DemoArgs),

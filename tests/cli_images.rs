@@ -209,3 +209,73 @@ fn an_idx_file_is_read_by_its_name() {
     ]);
     assert_bad(&o, &["cut-ubyte: truncated IDX file"], &out2);
 }
+
+fn read_csv_rows(p: &Path) -> Vec<Vec<f64>> {
+    fs::read_to_string(p)
+        .unwrap()
+        .lines()
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect()
+}
+
+#[test]
+fn pca_projects_the_data_and_maps_means_back() {
+    let d = tempfile::tempdir().unwrap();
+    let imgs = d.path().join("imgs");
+    write_images(&imgs, 8, 5, 4);
+    let out = d.path().join("res");
+    let o = madbayes(&[
+        "fit",
+        s(&imgs),
+        "--pca",
+        "3",
+        "--algo",
+        "kmeans",
+        "--k",
+        "2",
+        "--out",
+        s(&out),
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let sm = summary(&out);
+    assert_eq!(sm["d"], 3);
+    assert_eq!(sm["pca"]["components"], 3);
+    assert_eq!(sm["pca"]["original_d"], 60);
+    assert_eq!(sm["pca"]["method"], "gram");
+    let v = madbayes::io::read_npy(&out.join("pca_components.npy")).unwrap();
+    let m = madbayes::io::read_npy(&out.join("pca_mean.npy")).unwrap();
+    assert_eq!((v.n_rows(), v.n_cols()), (3, 60));
+    assert_eq!((m.n_rows(), m.n_cols()), (1, 60));
+    let means = read_csv_rows(&out.join("means.csv"));
+    let back = read_csv_rows(&out.join("means_original.csv"));
+    assert_eq!(means.len(), 2);
+    assert!(means.iter().all(|r| r.len() == 3));
+    for (mu, orig) in means.iter().zip(&back) {
+        assert_eq!(orig.len(), 60);
+        for j in 0..60 {
+            let want = m.row(0)[j] + (0..3).map(|c| mu[c] * v.row(c)[j]).sum::<f64>();
+            assert!((orig[j] - want).abs() < 1e-12);
+        }
+        // The two groups' means are images near 0.1 or near 0.9 in every pixel.
+        assert!(
+            orig.iter().all(|x| (x - 0.11).abs() < 0.02)
+                || orig.iter().all(|x| (x - 0.91).abs() < 0.02)
+        );
+    }
+    let out2 = d.path().join("res2");
+    let o = madbayes(&[
+        "fit",
+        s(&imgs),
+        "--pca",
+        "9",
+        "--algo",
+        "kmeans",
+        "--k",
+        "2",
+        "--out",
+        s(&out2),
+        "--quiet",
+    ]);
+    assert_bad(&o, &["--pca 9", "min(N, D) = 8"], &out2);
+}

@@ -382,6 +382,7 @@ fn summary_json(args: &FitArgs, x: &RowMatrix, fitted: &Fitted, seconds: f64) ->
     let mut summary = json!({
         "algo": args.algo.name(),
         "input": args.input.display().to_string(),
+        "grey": args.grey,
         "n": x.n_rows(),
         "d": x.n_cols(),
         "k": fitted.k,

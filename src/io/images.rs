@@ -196,46 +196,52 @@ pub fn list_images(dir: &Path) -> Result<Vec<PathBuf>, ReadError> {
     Ok(files.into_iter().map(|(_, p)| p).collect())
 }
 
+/// Files decoded in parallel at a time: memory holds the matrix plus one batch of images.
+const BATCH: usize = 64;
+
 /// Reads every image of `dir` into one matrix, one row per image in natural file order.
 ///
-/// Decoding runs in parallel on the current rayon pool; checks and errors follow file order,
-/// so the first bad file in that order is the one reported.
+/// Images are decoded in parallel on the current rayon pool, a batch at a time; checks and
+/// errors follow file order, so the first bad file in that order is the one reported.
 pub fn read_image_folder(dir: &Path, grey: bool) -> Result<ImageSet, ReadError> {
     let files = list_images(dir)?;
-    let images: Vec<Result<Image, ReadError>> = files
-        .par_iter()
-        .map(|f| read_image(f).map(|im| if grey { im.to_grey() } else { im }))
-        .collect();
     let mut data: Vec<f64> = Vec::new();
-    let mut first: Option<(usize, String)> = None;
+    let mut first: Option<String> = None;
     let (mut height, mut width, mut channels) = (0, 0, 0);
-    for (i, im) in images.into_iter().enumerate() {
-        let im = im?;
-        match &first {
-            None => {
-                (height, width, channels) = (im.height, im.width, im.channels);
-                first = Some((i, im.shape()));
-                let total = im.values.len().saturating_mul(files.len());
-                data.try_reserve_exact(total)
-                    .map_err(|_| ReadError::OutOfMemory {
-                        name: dir.display().to_string(),
-                        rows: files.len(),
-                        cols: im.values.len(),
-                        bytes: total as u128 * 8,
-                    })?;
-            }
-            Some((f0, shape0)) => {
-                if (im.height, im.width, im.channels) != (height, width, channels) {
-                    return Err(ReadError::ImageMismatch {
-                        name: files[i].display().to_string(),
-                        shape: im.shape(),
-                        first: files[*f0].display().to_string(),
-                        first_shape: shape0.clone(),
-                    });
+    for (b, batch) in files.chunks(BATCH).enumerate() {
+        let images: Vec<Result<Image, ReadError>> = batch
+            .par_iter()
+            .map(|f| read_image(f).map(|im| if grey { im.to_grey() } else { im }))
+            .collect();
+        for (j, im) in images.into_iter().enumerate() {
+            let i = b * BATCH + j;
+            let im = im?;
+            match &first {
+                None => {
+                    (height, width, channels) = (im.height, im.width, im.channels);
+                    first = Some(im.shape());
+                    let total = im.values.len().saturating_mul(files.len());
+                    data.try_reserve_exact(total)
+                        .map_err(|_| ReadError::OutOfMemory {
+                            name: dir.display().to_string(),
+                            rows: files.len(),
+                            cols: im.values.len(),
+                            bytes: total as u128 * 8,
+                        })?;
+                }
+                Some(shape0) => {
+                    if (im.height, im.width, im.channels) != (height, width, channels) {
+                        return Err(ReadError::ImageMismatch {
+                            name: files[i].display().to_string(),
+                            shape: im.shape(),
+                            first: files[0].display().to_string(),
+                            first_shape: shape0.clone(),
+                        });
+                    }
                 }
             }
+            data.extend_from_slice(&im.values);
         }
-        data.extend_from_slice(&im.values);
     }
     let d = height * width * channels;
     Ok(ImageSet {

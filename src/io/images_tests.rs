@@ -215,3 +215,20 @@ fn folder_errors_name_the_folder_or_files() {
     assert!(msg.contains("a3.jpg: cannot decode"), "{msg}");
     assert!(!msg.contains('\n'));
 }
+
+#[test]
+fn sixteen_bit_png_is_scaled_by_65535() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("deep.png");
+    let samples: [u16; 4] = [0, 1, 32_768, 65_535];
+    let mut enc = png::Encoder::new(fs::File::create(&p).unwrap(), 2, 2);
+    enc.set_color(png::ColorType::Grayscale);
+    enc.set_depth(png::BitDepth::Sixteen);
+    let mut w = enc.write_header().unwrap();
+    let bytes: Vec<u8> = samples.iter().flat_map(|s| s.to_be_bytes()).collect();
+    w.write_image_data(&bytes).unwrap();
+    w.finish().unwrap();
+    let im = read_image(&p).unwrap();
+    let want: Vec<f64> = samples.iter().map(|&s| f64::from(s) / 65535.0).collect();
+    assert_eq!((im.channels, im.values), (1, want));
+}

@@ -2,7 +2,8 @@
 
 use super::{PcaError, as_mut, gemm};
 use crate::RowMatrix;
-use faer::{Mat, MatRef, Side};
+use crate::linalg::{axpy, dot, sq_norm};
+use faer::{Mat, Side};
 
 /// X − 1 mᵀ as a new matrix.
 pub(super) fn centred(x: &RowMatrix, mean: &[f64]) -> RowMatrix {
@@ -39,6 +40,11 @@ pub(super) fn by_svd(
     Ok((comps, (0..k).map(|i| s[i]).collect()))
 }
 
+/// Eigenvalues of G at least this fraction of the largest give rows S⁻¹ Uᵀ X_c that are
+/// orthonormal to about ε / 1e-4 ≈ 2e-12 (the rounding of G's eigenvectors, ε λ_max, divided
+/// by s_i s_j); rows below it are re-orthogonalised.
+const TRUSTED: f64 = 1e-4;
+
 /// Top `k` components from the eigendecomposition of G = X_c X_cᵀ (N × N).
 pub(super) fn by_gram(
     x: &RowMatrix,
@@ -57,14 +63,17 @@ pub(super) fn by_gram(
     let u = evd.U();
     let top = lam[n - 1].max(0.0);
     let mut s = Vec::with_capacity(k);
-    // W (k × N) = S⁻¹ U_kᵀ, with rows of negligible singular value left zero.
+    let mut trusted = 0;
+    // W (k × N) = S⁻¹ U_kᵀ; rows whose eigenvalue is at the rounding level of G
+    // (ε · N · λ_max) would be noise and stay zero, to be completed below.
     let mut w = RowMatrix::zeros(k, n);
     for i in 0..k {
         let col = n - 1 - i;
         let si = lam[col].max(0.0).sqrt();
         s.push(si);
-        // At or below the rounding level of G's eigenvalues (ε · N · λ_max) the direction
-        // S⁻¹ Uᵀ X_c is noise: leave the row zero and let the QR complete it.
+        if lam[col] >= TRUSTED * top && si > 0.0 {
+            trusted = i + 1;
+        }
         if si > 0.0 && lam[col] > top * f64::EPSILON * n as f64 {
             for m in 0..n {
                 w.row_mut(i)[m] = u[(m, col)] / si;
@@ -73,24 +82,57 @@ pub(super) fn by_gram(
     }
     let mut v = RowMatrix::zeros(k, x.n_cols());
     gemm(as_mut(&mut v), w.as_faer(), xc.as_faer());
-    Ok((orthonormal_rows(v.as_faer()), s))
+    orthonormalise_rows(&mut v, trusted);
+    Ok((v, s))
 }
 
-/// Rows spanning the same space as `v`'s rows (in order), orthonormal, each keeping the
-/// orientation of the original row: the thin QR of vᵀ, columns of Q signed by diag(R).
-/// Zero rows become unit vectors orthogonal to the others.
-pub(super) fn orthonormal_rows(v: MatRef<'_, f64>) -> RowMatrix {
-    let (k, d) = (v.nrows(), v.ncols());
-    let qr = v.transpose().qr();
-    let q = qr.compute_thin_Q();
-    let r = qr.thin_R();
-    let mut out = RowMatrix::zeros(k, d);
-    for i in 0..k {
-        let sign = if r[(i, i)] < 0.0 { -1.0 } else { 1.0 };
-        let row = out.row_mut(i);
-        for j in 0..d {
-            row[j] = sign * q[(j, i)];
-        }
+/// Makes the rows of `v` orthonormal, in order: rows before `from` are only scaled to unit
+/// length (they are orthonormal up to rounding already); every later row is orthogonalised
+/// against all earlier rows by two passes of Gram–Schmidt and normalised. A row that
+/// (nearly) vanishes is replaced by the first standard basis vector that does not, so the
+/// result is always k orthonormal rows (k ≤ D).
+pub(super) fn orthonormalise_rows(v: &mut RowMatrix, from: usize) {
+    let (k, d) = (v.n_rows(), v.n_cols());
+    for i in 0..from.min(k) {
+        let norm = sq_norm(v.row(i)).sqrt();
+        v.row_mut(i).iter_mut().for_each(|x| *x /= norm);
     }
-    out
+    let mut basis = 0;
+    for i in from.min(k)..k {
+        let mut candidate = v.row(i).to_vec();
+        // (residual norm, vector) of the best standard basis vector tried so far.
+        let mut best: Option<(f64, Vec<f64>)> = None;
+        let mut tries = 0;
+        loop {
+            let before = sq_norm(&candidate).sqrt();
+            for _pass in 0..2 {
+                for j in 0..i {
+                    let c = dot(&candidate, v.row(j));
+                    axpy(-c, v.row(j), &mut candidate);
+                }
+            }
+            let after = sq_norm(&candidate).sqrt();
+            if before > 0.0 && after > 0.5 * before {
+                candidate.iter_mut().for_each(|x| *x /= after);
+                break;
+            }
+            if tries > 0 && best.as_ref().is_none_or(|b| after > b.0) {
+                best = Some((after, candidate.clone()));
+            }
+            if tries == d {
+                // Every basis vector tried (only possible when k is close to D): the one
+                // with the largest residual (at least √((D − i) / D)) is used.
+                let (norm, mut b) = best.take().expect("d ≥ 1 tries");
+                b.iter_mut().for_each(|x| *x /= norm);
+                candidate = b;
+                break;
+            }
+            // Mostly inside the span of earlier rows: try the next standard basis vector.
+            candidate = vec![0.0; d];
+            candidate[basis % d] = 1.0;
+            basis += 1;
+            tries += 1;
+        }
+        v.row_mut(i).copy_from_slice(&candidate);
+    }
 }

@@ -252,18 +252,29 @@ impl Pca {
     /// When `x` does not have D columns.
     pub fn transform(&self, x: &RowMatrix) -> RowMatrix {
         assert_eq!(x.n_cols(), self.mean.len(), "Pca::transform: wrong D");
-        let mut xc = x.clone();
-        for r in 0..xc.n_rows() {
-            for (v, m) in xc.row_mut(r).iter_mut().zip(&self.mean) {
-                *v -= m;
+        let (d, k) = (x.n_cols(), self.n_components());
+        let mut y = RowMatrix::zeros(x.n_rows(), k);
+        // Centre a block of rows at a time: exact centring without copying all of X.
+        const ROWS: usize = 256;
+        let mut block = Vec::with_capacity(ROWS.min(x.n_rows()) * d);
+        for start in (0..x.n_rows()).step_by(ROWS) {
+            let end = (start + ROWS).min(x.n_rows());
+            block.clear();
+            block.extend_from_slice(x.rows_slice(start, end));
+            for row in block.chunks_exact_mut(d) {
+                for (v, m) in row.iter_mut().zip(&self.mean) {
+                    *v -= m;
+                }
             }
+            let b = end - start;
+            let out =
+                MatMut::from_row_major_slice_mut(&mut y.as_mut_slice()[start * k..end * k], b, k);
+            gemm(
+                out,
+                MatRef::from_row_major_slice(&block, b, d),
+                self.components.as_faer().transpose(),
+            );
         }
-        let mut y = RowMatrix::zeros(x.n_rows(), self.n_components());
-        gemm(
-            as_mut(&mut y),
-            xc.as_faer(),
-            self.components.as_faer().transpose(),
-        );
         y
     }
 

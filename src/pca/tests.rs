@@ -195,3 +195,30 @@ fn transform_maps_the_mean_to_zero_and_directions_skip_the_mean() {
         assert!((pt.row(0)[j] - dir.row(0)[j] - pca.mean()[j]).abs() < 1e-15);
     }
 }
+
+#[test]
+fn orthonormalisation_completes_vanishing_rows() {
+    // Rows e0, e1 then two zero rows: completed by e2 and e3.
+    let mut v = RowMatrix::zeros(4, 4);
+    v.row_mut(0)[0] = 1.0;
+    v.row_mut(1)[1] = 1.0;
+    exact::orthonormalise_rows(&mut v, 2);
+    assert!(orthonormality_error(&v) < 1e-15);
+    // The missing direction w = (1, …, 1)/√5 leaves every e_j a residual of only 1/√5 < 1/2:
+    // the fallback takes the best basis vector, which gives ±w.
+    let w = [1.0 / 5f64.sqrt(); 5];
+    let mut rows = RowMatrix::zeros(5, 5);
+    rows.row_mut(0).copy_from_slice(&w);
+    for j in 0..4 {
+        rows.row_mut(j + 1)[j] = 1.0;
+    }
+    exact::orthonormalise_rows(&mut rows, 1);
+    let mut v = RowMatrix::zeros(5, 5);
+    for i in 0..4 {
+        v.row_mut(i).copy_from_slice(rows.row(i + 1));
+    }
+    exact::orthonormalise_rows(&mut v, 4);
+    assert!(orthonormality_error(&v) < 1e-12);
+    let c: f64 = v.row(4).iter().zip(&w).map(|(a, b)| a * b).sum();
+    assert!((c.abs() - 1.0).abs() < 1e-12, "{c}");
+}

@@ -91,3 +91,36 @@ fn a_cut_jpeg_is_an_error_naming_it() {
     let msg = read_image(&p).unwrap_err().to_string();
     assert!(msg.contains("cut.jpg: cannot decode"), "{msg}");
 }
+
+#[test]
+fn tabletop_pca_keeps_what_it_reports() {
+    use madbayes::pca::{Pca, PcaMethod};
+    let Some(dir) = tabletop() else { return };
+    let x = read_image_folder(&dir.join("images"), false).unwrap().x;
+    let pca = Pca::params(20).fit(&x).unwrap();
+    // N = 100 ≪ D = 230 400: the Gram path.
+    assert_eq!(pca.method(), PcaMethod::Gram);
+    // ‖X − X̂‖² = ‖X − 1 mᵀ‖² − Σ kept s_i², with the total computed here directly.
+    let m = pca.mean();
+    let total: f64 = x
+        .rows()
+        .map(|r| r.iter().zip(m).map(|(v, c)| (v - c) * (v - c)).sum::<f64>())
+        .sum();
+    let kept: f64 = pca.singular_values().iter().map(|s| s * s).sum();
+    let xhat = pca.inverse_transform(&pca.transform(&x));
+    let err: f64 = x
+        .as_slice()
+        .iter()
+        .zip(xhat.as_slice())
+        .map(|(a, b)| (a - b) * (a - b))
+        .sum();
+    let discarded = total - kept;
+    assert!(discarded > 0.0);
+    assert!(
+        (err - discarded).abs() <= 1e-8 * discarded,
+        "‖X − X̂‖² = {err}, total − kept = {discarded}"
+    );
+    let ratio = pca.explained_variance_ratio();
+    println!("tabletop PCA to 20: {:.4} of the variance kept", ratio);
+    assert!(ratio > 0.5 && ratio < 1.0);
+}

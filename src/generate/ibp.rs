@@ -28,7 +28,7 @@ pub fn poisson(lambda: f64, rng: &mut ChaCha8Rng) -> usize {
 /// Z ~ IBP(`alpha`) for `n` customers by the restaurant construction: customer i (1-based)
 /// takes each dish already taken by m_k earlier customers with probability m_k / i, then
 /// Poisson(α / i) new dishes. Columns are dishes in order of first appearance; K is random,
-/// with E[K] = α H_n (H_n = 1 + 1/2 + … + 1/n), and every row sum is Poisson(α).
+/// with E\[K\] = α H_n (H_n = 1 + 1/2 + … + 1/n), and every row sum is Poisson(α).
 pub fn ibp_restaurant(n: usize, alpha: f64, rng: &mut ChaCha8Rng) -> RowMatrix {
     // Dish lists per customer, then the matrix once K is known.
     let mut counts: Vec<usize> = Vec::new();

@@ -19,6 +19,7 @@ pub mod io;
 pub mod linalg;
 pub mod matrix;
 pub mod metrics;
+pub mod pca;
 pub mod restarts;
 
 pub use error::{FitError, ParamError};

@@ -1,4 +1,4 @@
-//! The `madbayes` command line: `fit`, `demo`.
+//! The `madbayes` command line: `fit`, `demo`, `gen`.
 
 mod cli;
 

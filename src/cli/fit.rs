@@ -12,7 +12,8 @@ use madbayes::error::check_data;
 use madbayes::features::{
     BpMeans, CollapsedBpMeans, FeatureModel, FeatureValidParams, KFeatures, StepwiseKFeatures,
 };
-use madbayes::io::read_matrix;
+use madbayes::io::{ReadOptions, read_matrix_with, write_npy_to};
+use madbayes::pca::Pca;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -56,9 +57,14 @@ impl Algo {
 /// Options of `madbayes fit`.
 #[derive(clap::Args, Debug)]
 pub struct FitArgs {
-    /// Data: .csv (comma-separated numbers; a first line that is not numeric is a header) or
-    /// .npy (2-D, f32 or f64, C or Fortran order). One row per data point.
+    /// Data: .csv (comma-separated numbers; a first line that is not numeric is a header),
+    /// .npy (2-D, f32 or f64, C or Fortran order), a folder of .png/.jpg images of one size
+    /// (one row per image, pixels in [0, 1], files in natural order), or an MNIST IDX file
+    /// (*-ubyte, *-ubyte.gz, .idx). One row per data point.
     pub input: PathBuf,
+    /// Image folders: convert every image to grey (0.299 R + 0.587 G + 0.114 B).
+    #[arg(long)]
+    pub grey: bool,
     /// Algorithm to run.
     #[arg(long, value_enum)]
     pub algo: Algo,
@@ -93,9 +99,22 @@ pub struct FitArgs {
     /// the objective so that it stays bounded below.
     #[arg(long)]
     pub reg: Option<f64>,
+    /// Fit on the data projected onto its top D' principal components (see madbayes::pca).
+    /// means.csv then stays in that space; means_original.csv holds the means mapped back
+    /// (cluster means: m + μ V; feature means: A V, to which m is added once per row), and
+    /// pca_components.npy (D' × D) and pca_mean.npy (1 × D) hold V and m.
+    #[arg(long, value_name = "D'")]
+    pub pca: Option<usize>,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+}
+
+/// A PCA fitted by `--pca`, and how long it took.
+struct Projection {
+    pca: Pca,
+    seconds: f64,
+    original_d: usize,
 }
 
 /// Parameters checked before any data is read.
@@ -257,8 +276,25 @@ fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
 
 pub fn run(args: FitArgs) -> Result<(), CliError> {
     let checked = check_params(&args)?;
-    let x = read_matrix(&args.input)?;
+    let x = read_matrix_with(&args.input, ReadOptions { grey: args.grey })?;
     check_data(&x).map_err(|e| CliError(format!("{}: {e}", args.input.display())))?;
+    let (x, projection) = match args.pca {
+        None => (x, None),
+        Some(dims) => {
+            let started = Instant::now();
+            let pca = Pca::params(dims)
+                .seed(args.seed)
+                .fit(&x)
+                .map_err(|e| CliError(format!("--pca {dims}: {e}")))?;
+            let y = pca.transform(&x);
+            let projection = Projection {
+                pca,
+                seconds: started.elapsed().as_secs_f64(),
+                original_d: x.n_cols(),
+            };
+            (y, Some(projection))
+        }
+    };
     if let Some(k) = args.k
         && k > x.n_rows()
     {
@@ -286,7 +322,7 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
     if let Some(t) = ticker {
         let _ = t.join();
     }
-    write_result(staging, &args, &x, &fitted?, seconds)
+    write_result(staging, &args, &x, &fitted?, seconds, projection.as_ref())
 }
 
 fn write_result(
@@ -295,6 +331,7 @@ fn write_result(
     x: &RowMatrix,
     fitted: &Fitted,
     seconds: f64,
+    projection: Option<&Projection>,
 ) -> Result<(), CliError> {
     if let Some(labels) = &fitted.labels {
         staging.write("labels.csv", labels_csv(labels).as_bytes())?;
@@ -304,7 +341,13 @@ fn write_result(
     for (name, body) in &fitted.extra_files {
         staging.write(name, body.as_bytes())?;
     }
-    let summary = summary_json(args, x, fitted, seconds);
+    let mut summary = summary_json(args, x, fitted, seconds);
+    if let Some(p) = projection {
+        write_projection(&mut staging, p, fitted)?;
+        if let Value::Object(map) = &mut summary {
+            map.insert("pca".to_string(), projection_json(p, fitted));
+        }
+    }
     let text = serde_json::to_string_pretty(&summary)
         .map_err(|e| CliError(format!("cannot encode summary.json: {e}")))?;
     staging.write("summary.json", (text + "\n").as_bytes())?;
@@ -339,6 +382,7 @@ fn summary_json(args: &FitArgs, x: &RowMatrix, fitted: &Fitted, seconds: f64) ->
     let mut summary = json!({
         "algo": args.algo.name(),
         "input": args.input.display().to_string(),
+        "grey": args.grey,
         "n": x.n_rows(),
         "d": x.n_cols(),
         "k": fitted.k,
@@ -369,4 +413,44 @@ fn summary_json(args: &FitArgs, x: &RowMatrix, fitted: &Fitted, seconds: f64) ->
         }
     }
     summary
+}
+
+/// The PCA files of `--pca`: components, mean, and the means mapped back.
+fn write_projection(
+    staging: &mut Staging,
+    p: &Projection,
+    fitted: &Fitted,
+) -> Result<(), CliError> {
+    let npy = |m: &RowMatrix| {
+        let mut buf = Vec::new();
+        write_npy_to(&mut buf, m).map(|_| buf)
+    };
+    let mean = RowMatrix::new(1, p.pca.mean().len(), p.pca.mean().to_vec());
+    staging.write("pca_components.npy", &npy(p.pca.components())?)?;
+    staging.write("pca_mean.npy", &npy(&mean)?)?;
+    // Cluster means are points (add the mean); feature means are additive directions.
+    let original = if fitted.labels.is_some() {
+        p.pca.inverse_transform(&fitted.means)
+    } else {
+        p.pca.inverse_transform_directions(&fitted.means)
+    };
+    staging.write("means_original.csv", matrix_csv(&original).as_bytes())?;
+    Ok(())
+}
+
+fn projection_json(p: &Projection, fitted: &Fitted) -> Value {
+    let means_original = if fitted.labels.is_some() {
+        "cluster means in the original space: pca_mean + means · pca_components"
+    } else {
+        "feature means in the original space: means · pca_components (x ≈ pca_mean + z · means_original)"
+    };
+    json!({
+        "components": p.pca.n_components(),
+        "original_d": p.original_d,
+        "method": p.pca.method().name(),
+        "seconds": p.seconds,
+        "explained_variance": p.pca.explained_variance(),
+        "explained_variance_ratio": p.pca.explained_variance_ratio(),
+        "means_original": means_original,
+    })
 }

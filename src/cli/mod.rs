@@ -3,6 +3,7 @@
 
 mod demo;
 mod fit;
+mod generate;
 mod output;
 mod progress;
 
@@ -19,10 +20,15 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Fit an algorithm to a data matrix (.csv or .npy) and write the result to a folder.
+    /// Fit an algorithm to a data matrix (.csv, .npy, a folder of images or an IDX file) and
+    /// write the result to a folder.
     Fit(fit::FitArgs),
     /// Generate a clustering problem, fit it, and print what was found.
     Demo(demo::DemoArgs),
+    /// Generate synthetic data with known truth (block images, MEIBP factors, IBP prior
+    /// draws, Gaussian clusters) into a folder.
+    #[command(name = "gen")]
+    Gen(generate::GenArgs),
 }
 
 /// A failure to report: one line, exit status 2.
@@ -48,6 +54,7 @@ pub fn main() -> i32 {
     let result = match cli.command {
         Command::Fit(args) => fit::run(args),
         Command::Demo(args) => demo::run(args),
+        Command::Gen(args) => generate::run(args),
     };
     match result {
         Ok(()) => 0,

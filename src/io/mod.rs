@@ -1,6 +1,7 @@
-//! Readers for the data matrix of `madbayes fit INPUT`: comma-separated text (`.csv`) and
-//! NumPy arrays (`.npy`), each turned into a row-major [`RowMatrix`] with one data point per
-//! row. [`read_matrix`] picks the reader from the file extension.
+//! Readers for the data matrix of `madbayes fit INPUT`: comma-separated text (`.csv`),
+//! NumPy arrays (`.npy`), folders of PNG/JPEG images ([`read_image_folder`], one row per
+//! image) and IDX files of (Fashion-)MNIST ([`read_idx`]), each turned into a row-major
+//! [`RowMatrix`] with one data point per row. [`read_matrix`] picks the reader from the path.
 //!
 //! Both readers stream: a CSV file is parsed line by line into one growing `Vec<f64>`, and an
 //! `.npy` file is read in fixed-size chunks straight into a vector sized from its header,
@@ -13,15 +14,26 @@
 //! bit for bit.
 
 mod csv;
+mod idx;
+mod images;
 mod npy;
 mod npy_header;
 
 #[cfg(test)]
 mod csv_tests;
 #[cfg(test)]
+mod idx_tests;
+#[cfg(test)]
+mod images_tests;
+#[cfg(test)]
 mod npy_tests;
 
 pub use csv::{parse_csv, read_csv};
+pub use idx::{Idx, IdxKind, read_idx};
+pub use images::{
+    Image, ImageSet, PixelScale, is_image_name, list_images, natural_cmp, read_image,
+    read_image_folder, to_bytes, write_png,
+};
 pub use npy::{parse_npy, read_npy, write_npy, write_npy_to};
 
 use crate::RowMatrix;
@@ -33,9 +45,9 @@ use thiserror::Error;
 /// problem and a fix.
 #[derive(Debug, Error)]
 pub enum ReadError {
-    /// The extension is neither `.csv` nor `.npy`.
+    /// The extension is not one [`read_matrix`] knows.
     #[error(
-        "{name}: unknown file type {ext:?}; give a .csv (comma-separated numbers) or .npy (numpy.save) file"
+        "{name}: unknown file type {ext:?}; give a .csv (comma-separated numbers) or .npy (numpy.save) file, a folder of .png/.jpg images, or an IDX file (*-ubyte, *-ubyte.gz, .idx)"
     )]
     UnknownFormat {
         /// The file.
@@ -264,6 +276,80 @@ pub enum ReadError {
         /// The value.
         value: f64,
     },
+    /// A folder holds no image files.
+    #[error("{name}: no images ({detail}); give a folder of .png, .jpg or .jpeg files of one size")]
+    NoImages {
+        /// The folder.
+        name: String,
+        /// What was found instead.
+        detail: String,
+    },
+    /// An image file could not be decoded.
+    #[error(
+        "{name}: cannot decode the image ({detail}); the file is corrupt or not a PNG/JPEG, replace or remove it"
+    )]
+    ImageDecode {
+        /// The file.
+        name: String,
+        /// The decoder's complaint.
+        detail: String,
+    },
+    /// An image differs in size or colour type from the first image of the folder.
+    #[error(
+        "{name} is {shape} but {first} is {first_shape}; every image must have the same width, height and colour type (resize or convert them; --grey makes colour and grey images alike)"
+    )]
+    ImageMismatch {
+        /// The odd file.
+        name: String,
+        /// Its width × height (colour type).
+        shape: String,
+        /// The first file of the folder.
+        first: String,
+        /// Its width × height (colour type).
+        first_shape: String,
+    },
+    /// Grey conversion was asked for an input that is not a folder of images.
+    #[error("{name}: --grey applies only to a folder of images; drop --grey for this input")]
+    GreyNotImages {
+        /// The input.
+        name: String,
+    },
+    /// The IDX magic number is not one of the two MNIST kinds.
+    #[error(
+        "{name}: not an MNIST IDX file (magic number {magic:#010x}; expected 0x00000803 for images or 0x00000801 for labels); give a *-images-idx3-ubyte or *-labels-idx1-ubyte file, gzip-compressed or not"
+    )]
+    IdxMagic {
+        /// The file.
+        name: String,
+        /// The first four bytes, big-endian.
+        magic: u32,
+    },
+    /// The IDX file (after decompression) is shorter than its header or its dimensions say.
+    #[error("{name}: truncated IDX file: {detail}; download or copy the file again")]
+    IdxTruncated {
+        /// The file.
+        name: String,
+        /// What is missing.
+        detail: String,
+    },
+    /// The IDX file holds more bytes than its dimensions say.
+    #[error(
+        "{name}: {detail}: unexpected trailing bytes; the header or the file is corrupt, download it again"
+    )]
+    IdxTrailing {
+        /// The file.
+        name: String,
+        /// The sizes.
+        detail: String,
+    },
+    /// The gzip stream of an IDX file is corrupt.
+    #[error("{name}: corrupt gzip data ({detail}); download the file again or gunzip it to check")]
+    Gzip {
+        /// The file.
+        name: String,
+        /// The decompressor's complaint.
+        detail: String,
+    },
     /// The matrix does not fit in memory.
     #[error(
         "{name}: not enough memory for the {rows} × {cols} matrix ({bytes} bytes as f64); use a machine with more memory or fewer rows"
@@ -280,20 +366,48 @@ pub enum ReadError {
     },
 }
 
-/// Reads a data matrix, choosing the format by the extension (case-insensitive): `.csv` →
-/// [`read_csv`], `.npy` → [`read_npy`], anything else → [`ReadError::UnknownFormat`].
+/// Options of [`read_matrix_with`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Turn images into one grey channel (see [`read_image_folder`]); an error for inputs
+    /// that are not image folders.
+    pub grey: bool,
+}
+
+/// Reads a data matrix with default options; see [`read_matrix_with`].
 pub fn read_matrix(path: &Path) -> Result<RowMatrix, ReadError> {
+    read_matrix_with(path, ReadOptions::default())
+}
+
+/// Reads a data matrix, choosing the reader from the path: a folder → images
+/// ([`read_image_folder`]); a name ending in `-ubyte`, `-ubyte.gz`, `.idx` or `.idx.gz` → IDX
+/// ([`read_idx`]); otherwise by the extension (case-insensitive): `.csv` → [`read_csv`],
+/// `.npy` → [`read_npy`], anything else → [`ReadError::UnknownFormat`].
+pub fn read_matrix_with(path: &Path, options: ReadOptions) -> Result<RowMatrix, ReadError> {
+    let name = path.display().to_string();
+    let lower = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
     let ext = path
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
+    let tabular = matches!(ext.as_str(), "csv" | "npy");
+    if !tabular && path.is_dir() {
+        return read_image_folder(path, options.grey).map(|set| set.x);
+    }
+    if options.grey {
+        return Err(ReadError::GreyNotImages { name });
+    }
+    let idx = ["-ubyte", "-ubyte.gz", ".idx", ".idx.gz"];
+    if idx.iter().any(|s| lower.ends_with(s)) {
+        return read_idx(path).map(|idx| idx.x);
+    }
     match ext.as_str() {
         "csv" => read_csv(path),
         "npy" => read_npy(path),
-        _ => Err(ReadError::UnknownFormat {
-            name: path.display().to_string(),
-            ext,
-        }),
+        _ => Err(ReadError::UnknownFormat { name, ext }),
     }
 }
 

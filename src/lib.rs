@@ -13,6 +13,7 @@
 
 pub mod clustering;
 pub mod error;
+pub mod eval;
 pub mod features;
 pub mod generate;
 pub mod io;

@@ -9,7 +9,7 @@ pub mod bp_means;
 pub mod collapsed;
 mod dense;
 pub mod k_features;
-mod kernels;
+pub(crate) mod kernels;
 pub mod lstsq;
 pub mod model;
 pub mod objective;

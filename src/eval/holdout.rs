@@ -1,0 +1,292 @@
+//! The held-out protocol after Reed & Ghahramani (2013, §5): a fraction of the rows become
+//! test rows, and a random fifth of each test row's entries is hidden. A method learns from
+//! the training rows only; then for each test row it infers z from the visible entries and
+//! predicts the hidden ones.
+//!
+//! For the hard-assignment methods the prediction is z A on the hidden columns, with
+//! z = argmin_z ‖x_V − z A_V‖² over the visible columns V (features: exactly over all 2^K
+//! values while K ≤ 12, coordinate descent above; clusters: the nearest mean on V). The
+//! log-likelihood needs a noise level the hard methods do not have: σ_X² is taken as the
+//! maximum-likelihood value on the training rows, ‖X_train − Z A‖²_F / (N_train · D), the
+//! small-variance limit's σ² read back from the fit.
+
+use crate::RowMatrix;
+use crate::features::kernels::{best_row_exact, descend_row};
+use crate::linalg::dot;
+use crate::restarts::run_rng;
+use rand::RngExt;
+use thiserror::Error;
+
+/// Largest K for which the test rows' z is found by enumeration.
+const EXACT_MAX_K: usize = 12;
+
+/// Why a split cannot be made.
+#[derive(Clone, Debug, Error, PartialEq)]
+pub enum HoldoutError {
+    /// The fraction must lie strictly between 0 and 1.
+    #[error("holdout fraction must be strictly between 0 and 1, got {0}; pass e.g. --holdout 0.1")]
+    Fraction(f64),
+    /// Both sides of the split need rows, and test rows need a visible and a hidden entry.
+    #[error(
+        "a holdout of {fraction} leaves {train} training and {test} test rows of {d} columns; it needs at least one of each and D ≥ 2"
+    )]
+    TooSmall {
+        /// The fraction asked for.
+        fraction: f64,
+        /// Training rows it would leave.
+        train: usize,
+        /// Test rows it would leave.
+        test: usize,
+        /// Columns.
+        d: usize,
+    },
+}
+
+/// Which rows are held out, and which entries of each are hidden.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Holdout {
+    /// Training rows, ascending.
+    pub train_rows: Vec<usize>,
+    /// Test rows, ascending.
+    pub test_rows: Vec<usize>,
+    /// For each test row (same order), its hidden columns, ascending: ⌈D/5⌉ of them (at
+    /// most D − 1), drawn uniformly.
+    pub hidden: Vec<Vec<usize>>,
+}
+
+impl Holdout {
+    /// Splits `n` rows of `d` columns: round(fraction · n) test rows drawn uniformly, then
+    /// the hidden columns of each; all from stream `u64::MAX` of `seed`, so the split does
+    /// not depend on the thread count and never shares a stream with a restart.
+    pub fn new(n: usize, d: usize, fraction: f64, seed: u64) -> Result<Self, HoldoutError> {
+        if !(fraction > 0.0 && fraction < 1.0) {
+            return Err(HoldoutError::Fraction(fraction));
+        }
+        let test = (fraction * n as f64).round() as usize;
+        if test == 0 || test >= n || d < 2 {
+            return Err(HoldoutError::TooSmall {
+                fraction,
+                train: n - test.min(n),
+                test,
+                d,
+            });
+        }
+        let mut rng = run_rng(seed, u64::MAX);
+        let mut rows: Vec<usize> = (0..n).collect();
+        for i in 0..test {
+            let j = rng.random_range(i..n);
+            rows.swap(i, j);
+        }
+        let mut test_rows = rows[..test].to_vec();
+        test_rows.sort_unstable();
+        let mut train_rows = rows[test..].to_vec();
+        train_rows.sort_unstable();
+        let n_hidden = d.div_ceil(5).min(d - 1);
+        let hidden = test_rows
+            .iter()
+            .map(|_| {
+                let mut cols: Vec<usize> = (0..d).collect();
+                for i in 0..n_hidden {
+                    let j = rng.random_range(i..d);
+                    cols.swap(i, j);
+                }
+                let mut h = cols[..n_hidden].to_vec();
+                h.sort_unstable();
+                h
+            })
+            .collect();
+        Ok(Self {
+            train_rows,
+            test_rows,
+            hidden,
+        })
+    }
+
+    /// The training rows of `x`, in order.
+    pub fn train(&self, x: &RowMatrix) -> RowMatrix {
+        rows_of(x, &self.train_rows)
+    }
+
+    /// Scores `predict` (which returns a test row's hidden entries, in the order of its
+    /// hidden columns, from the row and those columns) against the true hidden values.
+    pub fn score(
+        &self,
+        x: &RowMatrix,
+        sigma_x: f64,
+        mut predict: impl FnMut(&[f64], &[usize]) -> Vec<f64>,
+    ) -> HeldOutScore {
+        let mut sq = 0.0;
+        let mut entries = 0usize;
+        for (&r, hid) in self.test_rows.iter().zip(&self.hidden) {
+            let pred = predict(x.row(r), hid);
+            for (&c, p) in hid.iter().zip(&pred) {
+                let e = x.row(r)[c] - p;
+                sq += e * e;
+                entries += 1;
+            }
+        }
+        let var = sigma_x * sigma_x;
+        let loglik = -0.5 * (std::f64::consts::TAU * var).ln() - sq / (2.0 * var * entries as f64);
+        HeldOutScore {
+            l2: sq / entries as f64,
+            loglik,
+            sigma_x,
+            entries,
+        }
+    }
+}
+
+/// The scores of one model on the hidden entries.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HeldOutScore {
+    /// Mean squared error per hidden entry.
+    pub l2: f64,
+    /// Mean Gaussian log-density per hidden entry, N(x | prediction, σ_X²).
+    pub loglik: f64,
+    /// The σ_X used.
+    pub sigma_x: f64,
+    /// Number of hidden entries scored.
+    pub entries: usize,
+}
+
+fn rows_of(x: &RowMatrix, rows: &[usize]) -> RowMatrix {
+    let mut data = Vec::with_capacity(rows.len() * x.n_cols());
+    for &r in rows {
+        data.extend_from_slice(x.row(r));
+    }
+    RowMatrix::new(rows.len(), x.n_cols(), data)
+}
+
+/// The visible columns of a row with `hidden` columns (ascending) among `d`.
+fn visible(d: usize, hidden: &[usize]) -> Vec<usize> {
+    let mut h = hidden.iter().peekable();
+    (0..d)
+        .filter(|c| {
+            if h.peek() == Some(&c) {
+                h.next();
+                false
+            } else {
+                true
+            }
+        })
+        .collect()
+}
+
+/// Features: z = argmin ‖x_V − z A_V‖² on the visible columns, then (z A) on `hidden`.
+pub fn predict_hidden_features(a: &RowMatrix, row: &[f64], hidden: &[usize]) -> Vec<f64> {
+    let k = a.n_rows();
+    let vis = visible(row.len(), hidden);
+    let av: Vec<Vec<f64>> = a
+        .rows()
+        .map(|r| vis.iter().map(|&c| r[c]).collect())
+        .collect();
+    let xv: Vec<f64> = vis.iter().map(|&c| row[c]).collect();
+    let g: Vec<f64> = av.iter().map(|r| dot(r, &xv)).collect();
+    let mut gm = vec![0.0; k * k];
+    for i in 0..k {
+        for j in 0..=i {
+            let v = dot(&av[i], &av[j]);
+            gm[i * k + j] = v;
+            gm[j * k + i] = v;
+        }
+    }
+    let mut z = vec![0u8; k];
+    if k <= EXACT_MAX_K {
+        best_row_exact(&g, &gm, &mut z);
+    } else {
+        descend_row(&mut z, &g, &gm, 4 * k + 8);
+    }
+    hidden
+        .iter()
+        .map(|&c| (0..k).filter(|&j| z[j] != 0).map(|j| a.row(j)[c]).sum())
+        .collect()
+}
+
+/// Clusters: the mean nearest to the row on the visible columns, read on `hidden` (ties to
+/// the lowest index).
+pub fn predict_hidden_cluster(means: &RowMatrix, row: &[f64], hidden: &[usize]) -> Vec<f64> {
+    let vis = visible(row.len(), hidden);
+    let mut best = (0, f64::INFINITY);
+    for (j, m) in means.rows().enumerate() {
+        let d: f64 = vis.iter().map(|&c| (row[c] - m[c]) * (row[c] - m[c])).sum();
+        if d < best.1 {
+            best = (j, d);
+        }
+    }
+    hidden.iter().map(|&c| means.row(best.0)[c]).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_sizes_and_hidden_columns() {
+        let h = Holdout::new(50, 12, 0.2, 3).unwrap();
+        assert_eq!(h.test_rows.len(), 10);
+        assert_eq!(h.train_rows.len(), 40);
+        let mut all: Vec<usize> = h.train_rows.iter().chain(&h.test_rows).copied().collect();
+        all.sort_unstable();
+        assert_eq!(all, (0..50).collect::<Vec<_>>());
+        for hid in &h.hidden {
+            assert_eq!(hid.len(), 3); // ⌈12/5⌉
+            assert!(hid.windows(2).all(|w| w[0] < w[1]) && hid[2] < 12);
+        }
+        assert_eq!(h, Holdout::new(50, 12, 0.2, 3).unwrap());
+        assert_ne!(h, Holdout::new(50, 12, 0.2, 4).unwrap());
+    }
+
+    #[test]
+    fn impossible_splits_are_refused() {
+        assert_eq!(
+            Holdout::new(10, 4, 0.0, 0),
+            Err(HoldoutError::Fraction(0.0))
+        );
+        assert!(matches!(
+            Holdout::new(10, 4, 1.0, 0),
+            Err(HoldoutError::Fraction(_))
+        ));
+        assert!(matches!(
+            Holdout::new(10, 4, f64::NAN, 0),
+            Err(HoldoutError::Fraction(_))
+        ));
+        assert!(matches!(
+            Holdout::new(3, 4, 0.1, 0),
+            Err(HoldoutError::TooSmall { .. })
+        ));
+        assert!(matches!(
+            Holdout::new(10, 1, 0.5, 0),
+            Err(HoldoutError::TooSmall { .. })
+        ));
+    }
+
+    #[test]
+    fn exact_features_predict_hidden_entries_exactly() {
+        // Row = a_0 + a_2; the visible columns identify z uniquely.
+        let a = RowMatrix::from_rows(&[
+            [1.0, 0.0, 2.0, 0.0, 1.0],
+            [0.0, 3.0, 0.0, 1.0, 0.0],
+            [0.0, 0.0, 1.0, 1.0, 5.0],
+        ]);
+        let row = [1.0, 0.0, 3.0, 1.0, 6.0];
+        assert_eq!(predict_hidden_features(&a, &row, &[2, 4]), vec![3.0, 6.0]);
+        let means = RowMatrix::from_rows(&[[0.0; 5], [1.0, 0.0, 3.0, 1.0, 6.0]]);
+        assert_eq!(predict_hidden_cluster(&means, &row, &[4]), vec![6.0]);
+    }
+
+    #[test]
+    fn score_is_the_gaussian_density_of_the_errors() {
+        let x = RowMatrix::from_rows(&[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]);
+        let h = Holdout {
+            train_rows: vec![0, 1],
+            test_rows: vec![2],
+            hidden: vec![vec![1]],
+        };
+        // Prediction 5.5 for the true 6.0: error 0.5.
+        let s = h.score(&x, 0.5, |_, hid| vec![5.5; hid.len()]);
+        assert_eq!(s.entries, 1);
+        assert!((s.l2 - 0.25).abs() < 1e-15);
+        let want = -0.5 * (std::f64::consts::TAU * 0.25f64).ln() - 0.25 / (2.0 * 0.25);
+        assert!((s.loglik - want).abs() < 1e-12);
+    }
+}

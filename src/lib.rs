@@ -15,6 +15,7 @@ pub mod clustering;
 pub mod error;
 pub mod features;
 pub mod generate;
+pub mod ibp;
 pub mod io;
 pub mod linalg;
 pub mod matrix;

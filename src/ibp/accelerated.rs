@@ -16,7 +16,9 @@
 //!
 //! P and h are recomputed from Z every `refresh` sweeps against rounding drift.
 
-use super::common::{Hyper, draw_binary, draw_log_weighted, log_poisson_unnorm, log_prior_flip};
+use super::common::{
+    Hyper, draw_binary, draw_log_weighted, log_poisson_unnorm, log_prior_flip, shuffled,
+};
 use super::dense::{chol_inverse, chol_logdet, cholesky, forward, grow_diag, remove_index};
 use super::model::gram;
 use super::state::Feats;
@@ -140,7 +142,7 @@ impl Accelerated {
             for &m in rows {
                 zw.extend((0..k).map(|c| f64::from(u8::from(self.feats.get(m, c)))));
             }
-            for c in 0..k {
+            for c in shuffled(k, rng) {
                 let on_now = self.feats.get(n, c);
                 let m_minus = self.feats.m(c) - usize::from(on_now);
                 if m_minus == 0 {

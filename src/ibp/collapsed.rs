@@ -23,7 +23,9 @@
 //! with c_j = c + j/r gives p(X | Z_new). M⁻¹ and B are recomputed from Z every
 //! `refresh` sweeps against rounding drift.
 
-use super::common::{Hyper, draw_binary, draw_log_weighted, log_poisson_unnorm, log_prior_flip};
+use super::common::{
+    Hyper, draw_binary, draw_log_weighted, log_poisson_unnorm, log_prior_flip, shuffled,
+};
 use super::dense::{chol_inverse, cholesky, grow_diag, matvec, remove_index};
 use super::model::gram;
 use super::state::Feats;
@@ -118,7 +120,7 @@ impl Collapsed {
         }
         // Existing features (Eq. 3); n's singletons stay in Z meanwhile.
         let mut u = vec![0.0; k];
-        for c in 0..k {
+        for c in shuffled(k, rng) {
             let m_minus = self.feats.m(c) - usize::from(z[c] != 0.0);
             if m_minus == 0 {
                 continue;

@@ -42,3 +42,18 @@ pub(crate) fn log_prior_flip(m_minus: usize, n: usize) -> (f64, f64) {
     let nf = n as f64;
     (((n - m_minus) as f64 / nf).ln(), (m_minus as f64 / nf).ln())
 }
+
+/// 0..k in a uniformly random order (Fisher–Yates).
+///
+/// The existing features of a row are visited in a fresh random order: the chain keeps its
+/// features in a list with new ones appended at the end, so a fixed visiting order would tie
+/// the order of the updates to the age of the features, and the scan's outcome would then
+/// depend on more than the class [Z] — the chain would no longer leave P([Z] | X) invariant.
+pub(crate) fn shuffled(k: usize, rng: &mut ChaCha8Rng) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..k).collect();
+    for i in (1..k).rev() {
+        let j = rng.random_range(0..=i);
+        order.swap(i, j);
+    }
+    order
+}

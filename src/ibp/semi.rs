@@ -12,7 +12,9 @@
 //! * the new features' A (`j × D`) is then drawn from its posterior given e: precision
 //!   I/σ_A² + 11ᵀ/σ_X², information 1 eᵀ/σ_X².
 
-use super::common::{Hyper, draw_binary, draw_log_weighted, log_poisson_unnorm, log_prior_flip};
+use super::common::{
+    Hyper, draw_binary, draw_log_weighted, log_poisson_unnorm, log_prior_flip, shuffled,
+};
 use super::dense::{draw_information, identity};
 use super::model::a_posterior;
 use super::state::Feats;
@@ -63,7 +65,7 @@ impl SemiCollapsed {
         // Existing features; n's singletons stay in Z meanwhile.
         let mut e0 = vec![0.0; d];
         let mut e1 = vec![0.0; d];
-        for c in 0..self.feats.k() {
+        for c in shuffled(self.feats.k(), rng) {
             let on_now = self.feats.get(n, c);
             let m_minus = self.feats.m(c) - usize::from(on_now);
             if m_minus == 0 {

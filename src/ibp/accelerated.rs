@@ -70,6 +70,14 @@ impl Accelerated {
         }
     }
 
+    /// Replaces the hyperparameters and recomputes P and h (which depend on the σ's).
+    pub fn set_hyper(&mut self, x: &RowMatrix, hyper: Hyper) {
+        self.hyper = hyper;
+        let (p, h) = fresh_information(x, &self.feats, &self.hyper);
+        self.p = p;
+        self.h = h;
+    }
+
     /// The incrementally maintained (P, h).
     #[cfg(test)]
     pub fn state(&self) -> (&[f64], &[f64]) {

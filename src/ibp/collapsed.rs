@@ -71,6 +71,14 @@ impl Collapsed {
         }
     }
 
+    /// Replaces the hyperparameters and recomputes M⁻¹ (which depends on σ_X²/σ_A²).
+    pub fn set_hyper(&mut self, x: &RowMatrix, hyper: Hyper) {
+        self.hyper = hyper;
+        let (minv, b) = fresh_state(x, &self.feats, &self.hyper);
+        self.minv = minv;
+        self.b = b;
+    }
+
     /// The incrementally maintained (M⁻¹, ZᵀX).
     #[cfg(test)]
     pub fn state(&self) -> (&[f64], &[f64]) {

@@ -7,7 +7,8 @@
 //!   §3) with Sherman–Morrison updates of (ZᵀZ + σ_X²/σ_A² I)⁻¹;
 //! * semi-collapsed Gibbs (D-V&G §3): A instantiated, new features integrated out;
 //! * accelerated Gibbs (D-V&G §4, Algorithm 1): the posterior of A in information form,
-//!   updated window by window.
+//!   updated window by window;
+//! * optionally, conjugate resampling of α, σ_X and σ_A once per sweep.
 //!
 //! `IbpSampler::params(kind)` → `.check()` → `.fit(&x)` → [`IbpFit`]. Each chain draws from
 //! `run_rng(seed, 0)` only, so a seed fixes the result whatever the thread count.
@@ -16,6 +17,7 @@ mod accelerated;
 mod collapsed;
 mod common;
 mod dense;
+mod hyper;
 pub mod model;
 mod params;
 mod semi;

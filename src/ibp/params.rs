@@ -4,6 +4,7 @@
 use super::accelerated::Accelerated;
 use super::collapsed::Collapsed;
 use super::common::Hyper;
+use super::hyper::resample;
 use super::model::{a_posterior, collapsed_log_lik, log_ibp_prior};
 use super::semi::SemiCollapsed;
 use super::state::Feats;
@@ -65,6 +66,7 @@ impl IbpSampler {
             window: 1,
             k_new_max: 4,
             refresh: 1,
+            resample_hyper: false,
         })
     }
 }
@@ -85,6 +87,7 @@ pub struct IbpValidParams {
     window: usize,
     k_new_max: usize,
     refresh: usize,
+    resample_hyper: bool,
 }
 
 impl IbpParams {
@@ -129,6 +132,13 @@ impl IbpParams {
         self.0.refresh = sweeps;
         self
     }
+    /// Resample α (prior Gamma(1, 1)), σ_X and σ_A (inverse-gamma IG(1, 1) priors on the
+    /// variances) by conjugate Gibbs steps after every sweep; the given or default values
+    /// are then only the starting point. Default off.
+    pub fn resample_hyper(mut self, on: bool) -> Self {
+        self.0.resample_hyper = on;
+        self
+    }
     /// Checks the rules that hold for any data.
     pub fn check(self) -> Result<IbpValidParams, IbpParamError> {
         let p = self.0;
@@ -165,8 +175,15 @@ pub struct IbpTraceRecord {
     pub seconds: f64,
     /// Number of features K.
     pub k: usize,
-    /// log p(X | Z) + log P([Z]) with A integrated out (Eq. 5 plus Eq. 1).
+    /// log p(X | Z) + log P([Z]) with A integrated out (Eq. 5 plus Eq. 1), under the
+    /// hyperparameters of this record.
     pub log_joint: f64,
+    /// α after the sweep (changes only with resampling).
+    pub alpha: f64,
+    /// σ_X after the sweep.
+    pub sigma_x: f64,
+    /// σ_A after the sweep.
+    pub sigma_a: f64,
 }
 
 /// The state of an IBP chain after its last sweep.
@@ -202,15 +219,15 @@ impl IbpFit {
     pub fn trace(&self) -> &[IbpTraceRecord] {
         &self.trace
     }
-    /// The α used.
+    /// The final α (the given one unless resampled).
     pub fn alpha(&self) -> f64 {
         self.alpha
     }
-    /// The σ_X used (given or derived from the data).
+    /// The final σ_X (given, derived from the data, or resampled).
     pub fn sigma_x(&self) -> f64 {
         self.sigma_x
     }
-    /// The σ_A used (given or derived from the data).
+    /// The final σ_A (given, derived from the data, or resampled).
     pub fn sigma_a(&self) -> f64 {
         self.sigma_a
     }
@@ -236,6 +253,13 @@ impl Chain {
             Chain::Collapsed(c) => c.sweep(x, rng),
             Chain::Semi(c) => c.sweep(x, rng),
             Chain::Accelerated(c) => c.sweep(x, rng),
+        }
+    }
+    fn set_hyper(&mut self, x: &RowMatrix, h: Hyper) {
+        match self {
+            Chain::Collapsed(c) => c.set_hyper(x, h),
+            Chain::Semi(c) => c.set_hyper(h),
+            Chain::Accelerated(c) => c.set_hyper(x, h),
         }
     }
     fn feats(&self) -> &Feats {
@@ -279,7 +303,7 @@ impl IbpValidParams {
                 (sx.unwrap_or(0.25 * s), sa.unwrap_or(0.75 * s))
             }
         };
-        let hyper = Hyper {
+        let mut hyper = Hyper {
             alpha: self.alpha,
             sigma_x,
             sigma_a,
@@ -299,29 +323,39 @@ impl IbpValidParams {
         let mut trace = Vec::with_capacity(self.iterations);
         for it in 1..=self.iterations {
             chain.sweep(x, &mut rng);
-            let seconds = start.elapsed().as_secs_f64();
             let z = chain.feats().to_row_matrix();
-            let log_joint =
-                collapsed_log_lik(x, &z, sigma_x, sigma_a) + log_ibp_prior(&z, self.alpha);
+            if self.resample_hyper {
+                let (a, sx, sa) = resample(x, &z, hyper.sigma_x, hyper.sigma_a, &mut rng);
+                hyper.alpha = a;
+                hyper.sigma_x = sx;
+                hyper.sigma_a = sa;
+                chain.set_hyper(x, hyper);
+            }
+            let seconds = start.elapsed().as_secs_f64();
+            let log_joint = collapsed_log_lik(x, &z, hyper.sigma_x, hyper.sigma_a)
+                + log_ibp_prior(&z, hyper.alpha);
             let rec = IbpTraceRecord {
                 iteration: it,
                 seconds,
                 k: z.n_cols(),
                 log_joint,
+                alpha: hyper.alpha,
+                sigma_x: hyper.sigma_x,
+                sigma_a: hyper.sigma_a,
             };
             each(&rec, &z);
             trace.push(rec);
         }
         let z = chain.feats().to_row_matrix();
-        let a = a_posterior(x, &z, sigma_x, sigma_a).mean;
+        let a = a_posterior(x, &z, hyper.sigma_x, hyper.sigma_a).mean;
         Ok(IbpFit {
             kind: self.kind,
             z,
             a,
             trace,
-            alpha: self.alpha,
-            sigma_x,
-            sigma_a,
+            alpha: hyper.alpha,
+            sigma_x: hyper.sigma_x,
+            sigma_a: hyper.sigma_a,
         })
     }
 }

@@ -39,6 +39,11 @@ impl SemiCollapsed {
         }
     }
 
+    /// Replaces the hyperparameters (A is redrawn at the start of the next sweep).
+    pub fn set_hyper(&mut self, hyper: Hyper) {
+        self.hyper = hyper;
+    }
+
     /// One sweep: A drawn from p(A | Z, X), then the rows in order 0..N.
     pub fn sweep(&mut self, x: &RowMatrix, rng: &mut ChaCha8Rng) {
         let post = a_posterior(

@@ -8,7 +8,8 @@
 //! * semi-collapsed Gibbs (D-V&G §3): A instantiated, new features integrated out;
 //! * accelerated Gibbs (D-V&G §4, Algorithm 1): the posterior of A in information form,
 //!   updated window by window;
-//! * optionally, conjugate resampling of α, σ_X and σ_A once per sweep.
+//! * optionally, conjugate resampling of α, σ_X and σ_A once per sweep;
+//! * MEIBP (Reed & Ghahramani 2013) for the nonnegative model: `Meibp::params(k_max)`.
 //!
 //! `IbpSampler::params(kind)` → `.check()` → `.fit(&x)` → [`IbpFit`]. Each chain draws from
 //! `run_rng(seed, 0)` only, so a seed fixes the result whatever the thread count.
@@ -17,12 +18,15 @@ mod accelerated;
 mod collapsed;
 mod common;
 mod dense;
+pub mod erfcx;
 mod hyper;
+mod meibp;
 pub mod model;
 mod params;
 mod semi;
 mod state;
 
+pub use meibp::{Meibp, MeibpFit, MeibpParams, MeibpTraceRecord, MeibpValidParams};
 pub use model::{APosterior, a_posterior, collapsed_log_lik, log_ibp_prior};
 pub use params::{
     IbpFit, IbpKind, IbpParamError, IbpParams, IbpSampler, IbpTraceRecord, IbpValidParams, data_std,

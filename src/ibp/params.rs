@@ -43,6 +43,9 @@ pub enum IbpParamError {
     /// The window holds at least one row.
     #[error("window must be at least 1 row, got 0; the default is 1")]
     ZeroWindow,
+    /// MEIBP needs room for at least one feature.
+    #[error("k-max must be at least 1, got 0")]
+    ZeroKMax,
 }
 
 /// Entry point: `IbpSampler::params(kind)`.

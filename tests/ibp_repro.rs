@@ -1,6 +1,6 @@
 //! Reproducibility of the IBP samplers: the same seed gives the same chain (Z, A and the
 //! trace's K and log joint), whatever the number of threads of the rayon pool; another seed
-//! gives another chain.
+//! gives another chain — with and without hyperparameter resampling.
 
 use madbayes::RowMatrix;
 use madbayes::ibp::{IbpFit, IbpKind, IbpSampler};
@@ -19,7 +19,7 @@ fn data() -> RowMatrix {
     )
 }
 
-fn run(kind: IbpKind, seed: u64, threads: usize) -> IbpFit {
+fn run(kind: IbpKind, seed: u64, threads: usize, hyper: bool) -> IbpFit {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -28,6 +28,7 @@ fn run(kind: IbpKind, seed: u64, threads: usize) -> IbpFit {
         .iterations(30)
         .window(2)
         .seed(seed)
+        .resample_hyper(hyper)
         .check()
         .unwrap();
     pool.install(|| params.fit(&data()).unwrap())
@@ -49,17 +50,19 @@ fn same(a: &IbpFit, b: &IbpFit) -> bool {
 
 #[test]
 fn same_seed_same_chain_on_any_thread_count() {
-    for kind in [
-        IbpKind::Collapsed,
-        IbpKind::SemiCollapsed,
-        IbpKind::Accelerated,
+    for (kind, hyper) in [
+        (IbpKind::Collapsed, false),
+        (IbpKind::SemiCollapsed, false),
+        (IbpKind::Accelerated, false),
+        (IbpKind::Collapsed, true),
+        (IbpKind::Accelerated, true),
     ] {
-        let one = run(kind, 7, 1);
-        let two = run(kind, 7, 2);
-        let again = run(kind, 7, 2);
+        let one = run(kind, 7, 1, hyper);
+        let two = run(kind, 7, 2, hyper);
+        let again = run(kind, 7, 2, hyper);
         assert!(same(&one, &two), "{kind:?}: 1 vs 2 threads");
         assert!(same(&two, &again), "{kind:?}: repeated run");
-        let other = run(kind, 8, 1);
+        let other = run(kind, 8, 1, hyper);
         assert!(
             !same(&one, &other),
             "{kind:?}: seeds 7 and 8 gave the same chain"

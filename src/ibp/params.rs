@@ -174,7 +174,8 @@ impl IbpParams {
 pub struct IbpTraceRecord {
     /// Sweep number, from 1.
     pub iteration: usize,
-    /// Seconds since sampling started (wall clock; excludes nothing).
+    /// Wall-clock seconds spent sampling up to and including this sweep (the sweeps and
+    /// hyperparameter steps; the trace's own log-joint evaluations are not counted).
     pub seconds: f64,
     /// Number of features K.
     pub k: usize,
@@ -322,9 +323,10 @@ impl IbpValidParams {
                 Chain::Accelerated(Accelerated::new(x, feats, hyper, self.window, self.refresh))
             }
         };
-        let start = Instant::now();
+        let mut seconds = 0.0;
         let mut trace = Vec::with_capacity(self.iterations);
         for it in 1..=self.iterations {
+            let start = Instant::now();
             chain.sweep(x, &mut rng);
             let z = chain.feats().to_row_matrix();
             if self.resample_hyper {
@@ -334,7 +336,7 @@ impl IbpValidParams {
                 hyper.sigma_a = sa;
                 chain.set_hyper(x, hyper);
             }
-            let seconds = start.elapsed().as_secs_f64();
+            seconds += start.elapsed().as_secs_f64();
             let log_joint = collapsed_log_lik(x, &z, hyper.sigma_x, hyper.sigma_a)
                 + log_ibp_prior(&z, hyper.alpha);
             let rec = IbpTraceRecord {

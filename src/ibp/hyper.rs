@@ -43,16 +43,25 @@ pub(crate) fn gamma(shape: f64, rate: f64, rng: &mut ChaCha8Rng) -> f64 {
     }
 }
 
-/// New (α, σ_X, σ_A) drawn given X and Z (module documentation).
-pub(crate) fn resample(
+/// A new α drawn given Z: Gamma(1 + K, 1 + H_N) (module documentation). Columns of zeros
+/// do not count in K.
+pub(crate) fn resample_alpha(z: &RowMatrix, rng: &mut ChaCha8Rng) -> f64 {
+    let n = z.n_rows();
+    let k = (0..z.n_cols())
+        .filter(|&c| (0..n).any(|i| z.row(i)[c] != 0.0))
+        .count();
+    gamma(1.0 + k as f64, 1.0 + harmonic(n), rng)
+}
+
+/// New (σ_X, σ_A) drawn given X and Z through a draw of A (module documentation).
+pub(crate) fn resample_sigmas(
     x: &RowMatrix,
     z: &RowMatrix,
     sigma_x: f64,
     sigma_a: f64,
     rng: &mut ChaCha8Rng,
-) -> (f64, f64, f64) {
+) -> (f64, f64) {
     let (n, d, k) = (x.n_rows(), x.n_cols(), z.n_cols());
-    let new_alpha = gamma(1.0 + k as f64, 1.0 + harmonic(n), rng);
     let a = a_posterior(x, z, sigma_x, sigma_a).draw(rng);
     let mut rss = 0.0;
     for i in 0..n {
@@ -67,7 +76,7 @@ pub(crate) fn resample(
     let aa: f64 = a.as_slice().iter().map(|v| v * v).sum();
     let sx2 = 1.0 / gamma(1.0 + (n * d) as f64 / 2.0, 1.0 + rss / 2.0, rng);
     let sa2 = 1.0 / gamma(1.0 + (k * d) as f64 / 2.0, 1.0 + aa / 2.0, rng);
-    (new_alpha, sx2.sqrt(), sa2.sqrt())
+    (sx2.sqrt(), sa2.sqrt())
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use super::accelerated::Accelerated;
 use super::collapsed::Collapsed;
 use super::common::Hyper;
-use super::hyper::resample;
+use super::hyper::{resample_alpha, resample_sigmas};
 use super::model::{a_posterior, collapsed_log_lik, log_ibp_prior};
 use super::semi::SemiCollapsed;
 use super::state::Feats;
@@ -69,7 +69,8 @@ impl IbpSampler {
             window: 1,
             k_new_max: 4,
             refresh: 1,
-            resample_hyper: false,
+            resample_alpha: false,
+            resample_sigmas: false,
         })
     }
 }
@@ -90,7 +91,8 @@ pub struct IbpValidParams {
     window: usize,
     k_new_max: usize,
     refresh: usize,
-    resample_hyper: bool,
+    resample_alpha: bool,
+    resample_sigmas: bool,
 }
 
 impl IbpParams {
@@ -139,7 +141,19 @@ impl IbpParams {
     /// variances) by conjugate Gibbs steps after every sweep; the given or default values
     /// are then only the starting point. Default off.
     pub fn resample_hyper(mut self, on: bool) -> Self {
-        self.0.resample_hyper = on;
+        self.0.resample_alpha = on;
+        self.0.resample_sigmas = on;
+        self
+    }
+    /// Resample α only (Gamma(1, 1) prior), after every sweep. Default off.
+    pub fn resample_alpha(mut self, on: bool) -> Self {
+        self.0.resample_alpha = on;
+        self
+    }
+    /// Resample σ_X and σ_A only (IG(1, 1) priors on the variances), after every sweep.
+    /// Default off.
+    pub fn resample_sigmas(mut self, on: bool) -> Self {
+        self.0.resample_sigmas = on;
         self
     }
     /// Checks the rules that hold for any data.
@@ -329,11 +343,15 @@ impl IbpValidParams {
             let start = Instant::now();
             chain.sweep(x, &mut rng);
             let z = chain.feats().to_row_matrix();
-            if self.resample_hyper {
-                let (a, sx, sa) = resample(x, &z, hyper.sigma_x, hyper.sigma_a, &mut rng);
-                hyper.alpha = a;
+            if self.resample_alpha {
+                hyper.alpha = resample_alpha(&z, &mut rng);
+            }
+            if self.resample_sigmas {
+                let (sx, sa) = resample_sigmas(x, &z, hyper.sigma_x, hyper.sigma_a, &mut rng);
                 hyper.sigma_x = sx;
                 hyper.sigma_a = sa;
+            }
+            if self.resample_alpha || self.resample_sigmas {
                 chain.set_hyper(x, hyper);
             }
             seconds += start.elapsed().as_secs_f64();

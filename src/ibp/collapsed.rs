@@ -17,7 +17,7 @@
 //! tr(BᵀM⁻¹B) = tr(B₋ᵀQB₋) + 2 v·x + (c−1)‖x‖² − ‖v + (c−1)x‖²/c,
 //!
 //! so, up to terms that do not depend on z,
-//! log p(X | Z) = −(D/2) log c + [2 v·x + (c−1)‖x‖² − ‖v + (c−1)x‖²/c] / (2σ_X²).
+//! log p(X | Z) = −(D/2) log c + \[2 v·x + (c−1)‖x‖² − ‖v + (c−1)x‖²/c\] / (2σ_X²).
 //! j new singleton columns only add j/r to c (Q grows by I/r, B₋ by zero rows), and the
 //! K-dependent constants of Eq. 5 cancel the j log r of log det M, so the same expression
 //! with c_j = c + j/r gives p(X | Z_new). M⁻¹ and B are recomputed from Z every

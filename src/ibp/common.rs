@@ -48,7 +48,7 @@ pub(crate) fn log_prior_flip(m_minus: usize, n: usize) -> (f64, f64) {
 /// The existing features of a row are visited in a fresh random order: the chain keeps its
 /// features in a list with new ones appended at the end, so a fixed visiting order would tie
 /// the order of the updates to the age of the features, and the scan's outcome would then
-/// depend on more than the class [Z] — the chain would no longer leave P([Z] | X) invariant.
+/// depend on more than the class \[Z\] — the chain would no longer leave P(\[Z\] | X) invariant.
 pub(crate) fn shuffled(k: usize, rng: &mut ChaCha8Rng) -> Vec<usize> {
     let mut order: Vec<usize> = (0..k).collect();
     for i in (1..k).rev() {

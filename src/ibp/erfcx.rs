@@ -51,15 +51,15 @@ pub fn erfcx(y: f64) -> f64 {
 
 /// Moments and entropy of TN(μ, σ²) truncated to [0, ∞) (R&G Eqs. 16–17): with
 /// ℘ = −μ/(σ√2) and λ = √(2/π)/erfcx(℘),
-/// E[a] = μ + σλ, E[a²] = μ² + σ² + σμλ, and the entropy
+/// E\[a\] = μ + σλ, E\[a²\] = μ² + σ² + σμλ, and the entropy
 /// H = ½ log(2πe) + log σ + log Z + ℘λ/√2
 /// (the standard truncated-normal entropy log(√(2πe) σ Z) + α₀λ/2 with α₀ = −μ/σ = √2 ℘
 /// and Z = ½ erfc(℘) = ½ erfcx(℘) e^{−℘²}).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TruncNormal {
-    /// E[a].
+    /// E\[a\].
     pub mean: f64,
-    /// E[a²].
+    /// E\[a²\].
     pub second: f64,
     /// Differential entropy.
     pub entropy: f64,

@@ -2,7 +2,7 @@
 //! the current Z (G&G 2006 §5; D-V&G §5 "hyperparameters … sampled"):
 //!
 //! * α | Z ~ Gamma(1 + K, 1 + H_N) (shape, rate): the prior Gamma(1, 1) times the
-//!   α-dependent part α^K e^{−α H_N} of P([Z]) (Eq. 1);
+//!   α-dependent part α^K e^{−α H_N} of P(\[Z\]) (Eq. 1);
 //! * A | Z, X is drawn from its posterior (Eq. 6), then, with inverse-gamma IG(1, 1) priors
 //!   on the variances,
 //!   σ_X² | X, Z, A ~ IG(1 + ND/2, 1 + ‖X − ZA‖²_F / 2) and

@@ -4,15 +4,15 @@
 //!
 //! q(A) is a product of truncated normals and Z a point estimate. One iteration:
 //! 1. q(A) update (Eqs. 13–17), feature by feature: ρ_k = 1/(m_k + σ_X²/σ_A²),
-//!    μ̃_kd = ρ_k Σ_n z_nk (x_nd − Σ_{k'≠k} z_nk' E[a_k'd]), σ̃²_kd = ρ_k σ_X², and the
-//!    moments E[a], E[a²] and entropies of TN(μ̃, σ̃²) ([`super::erfcx::trunc_normal`]);
+//!    μ̃_kd = ρ_k Σ_n z_nk (x_nd − Σ_{k'≠k} z_nk' E\[a_k'd\]), σ̃²_kd = ρ_k σ_X², and the
+//!    moments E\[a\], E\[a²\] and entropies of TN(μ̃, σ̃²) ([`super::erfcx::trunc_normal`]);
 //!    an inactive feature (m_k = 0) gets the prior TN(0, σ_A²).
 //! 2. each row z_n maximizes Eq. 19,
-//!    F(z_n) = −(1/2σ_X²) z_n ΦΦᵀ z_nᵀ + z_n·ω_n − log(K_{+∖n} + #new)!, with Φ = E[A] and
-//!    ω_nk = (Φ_k·x_n + ½ Σ_d (E[a_kd]² − E[a²_kd]))/σ_X² + ν_k(1) − ν_k(0) + δ_nk with
+//!    F(z_n) = −(1/2σ_X²) z_n ΦΦᵀ z_nᵀ + z_n·ω_n − log(K_{+∖n} + #new)!, with Φ = E\[A\] and
+//!    ω_nk = (Φ_k·x_n + ½ Σ_d (E\[a_kd\]² − E\[a²_kd\]))/σ_X² + ν_k(1) − ν_k(0) + δ_nk with
 //!    δ_nk = 1{m_{k∖n} = 0} (η_k − log N!),
 //!    ν_k(z) = log(N − m_{k∖n} − z)! + log(m_{k∖n} + z − 1)! (0 when m_{k∖n} = 0 and z = 0) and
-//!    η_k = Σ_d [−½ log(πσ_A²/(2α^{2/D})) − E[a²_kd]/(2σ_A²) + H(q(a_kd))] (Eq. 12).
+//!    η_k = Σ_d [−½ log(πσ_A²/(2α^{2/D})) − E\[a²_kd\]/(2σ_A²) + H(q(a_kd))] (Eq. 12).
 //!    The maximization is the local search of R&G §3.6 (initialize with the best single
 //!    feature, grow, prune, return the better of the set and its complement), with strict
 //!    improvement in place of the (1 + ε/|V|²) factor (F is negative here).
@@ -94,7 +94,7 @@ impl MeibpFit {
     pub fn z(&self) -> &RowMatrix {
         &self.z
     }
-    /// E_q[A] of the active features (`K₊ × D`), nonnegative.
+    /// E_q\[A\] of the active features (`K₊ × D`), nonnegative.
     pub fn a(&self) -> &RowMatrix {
         &self.a
     }
@@ -448,8 +448,8 @@ impl State {
         true
     }
 
-    /// Eq. 10 up to its constant: Σ_n [−½ z_n ΦΦᵀ z_nᵀ + z_n·ξ_n]/σ_X² − log K₊!
-    /// + Σ_{active k} [log((N − m_k)! (m_k − 1)!/N!) + η_k].
+    /// Eq. 10 up to its constant: Σ_n \[−½ z_n ΦΦᵀ z_nᵀ + z_n·ξ_n\]/σ_X² − log K₊!
+    /// + Σ_{active k} \[log((N − m_k)! (m_k − 1)!/N!) + η_k\].
     pub fn evidence(&self, x: &RowMatrix) -> f64 {
         let (n, d, k) = (x.n_rows(), x.n_cols(), self.k());
         let s2 = self.sx * self.sx;

@@ -2,7 +2,7 @@
 //! against, for the linear-Gaussian model X = Z A + E (E_nd ~ N(0, σ_X²), A_kd ~ N(0, σ_A²),
 //! Z ~ IBP(α)):
 //!
-//! * [`model`]: the log prior of [Z], the collapsed likelihood p(X | Z) and the posterior of A;
+//! * [`model`]: the log prior of \[Z\], the collapsed likelihood p(X | Z) and the posterior of A;
 //! * collapsed Gibbs (Griffiths & Ghahramani 2006; Doshi-Velez & Ghahramani 2009, "D-V&G",
 //!   §3) with Sherman–Morrison updates of (ZᵀZ + σ_X²/σ_A² I)⁻¹;
 //! * semi-collapsed Gibbs (D-V&G §3): A instantiated, new features integrated out;

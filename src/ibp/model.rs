@@ -1,7 +1,7 @@
 //! The linear-Gaussian IBP model: X = Z A + E with E_nd ~ N(0, σ_X²), A_kd ~ N(0, σ_A²) and
 //! Z ~ IBP(α) (Griffiths & Ghahramani 2006; Doshi-Velez & Ghahramani 2009, "D-V&G").
 //!
-//! * [`log_ibp_prior`]: log P([Z]) of the left-ordered equivalence class (D-V&G Eq. 1).
+//! * [`log_ibp_prior`]: log P(\[Z\]) of the left-ordered equivalence class (D-V&G Eq. 1).
 //! * [`collapsed_log_lik`]: log p(X | Z) with A integrated out (D-V&G Eq. 5).
 //! * [`a_posterior`]: the Gaussian posterior of A given Z (D-V&G Eq. 6) and draws from it.
 //!
@@ -33,10 +33,10 @@ pub fn harmonic(n: usize) -> f64 {
     (1..=n).map(|j| 1.0 / j as f64).sum()
 }
 
-/// log P([Z]) under IBP(α) of the left-ordered equivalence class of `z` (D-V&G Eq. 1;
+/// log P(\[Z\]) under IBP(α) of the left-ordered equivalence class of `z` (D-V&G Eq. 1;
 /// Griffiths & Ghahramani 2006 Eq. 14):
 ///
-/// log P([Z]) = K log α − α H_N − Σ_h log K_h! + Σ_k log[(N − m_k)! (m_k − 1)! / N!],
+/// log P(\[Z\]) = K log α − α H_N − Σ_h log K_h! + Σ_k log\[(N − m_k)! (m_k − 1)! / N!\],
 ///
 /// with K the number of non-zero columns (columns of zeros are ignored), m_k the column sums,
 /// H_N the N-th harmonic number and K_h the number of columns with history (binary pattern) h.

@@ -193,7 +193,7 @@ pub struct IbpTraceRecord {
     pub seconds: f64,
     /// Number of features K.
     pub k: usize,
-    /// log p(X | Z) + log P([Z]) with A integrated out (Eq. 5 plus Eq. 1), under the
+    /// log p(X | Z) + log P(\[Z\]) with A integrated out (Eq. 5 plus Eq. 1), under the
     /// hyperparameters of this record.
     pub log_joint: f64,
     /// α after the sweep (changes only with resampling).

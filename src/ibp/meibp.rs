@@ -15,7 +15,7 @@
 //!    η_k = Σ_d [−½ log(πσ_A²/(2α^{2/D})) − E\[a²_kd\]/(2σ_A²) + H(q(a_kd))] (Eq. 12).
 //!    The maximization is the local search of R&G §3.6 (initialize with the best single
 //!    feature, grow, prune, return the better of the set and its complement), with strict
-//!    improvement in place of the (1 + ε/|V|²) factor (F is negative here).
+//!    best-element improvement in place of the (1 + ε/|V|²) factor (F is negative here).
 //! 3. Stop when Z did not change (or after `max_iter` iterations).
 //!
 //! Two readings of the paper's text, stated: the paper writes the indicator on η_k as
@@ -382,55 +382,7 @@ impl State {
             })
             .collect();
         let f = |on: &[bool]| self.row_objective(on, &g, &omega, &m_minus);
-        // Local search (R&G §3.6).
-        let mut set = vec![false; k];
-        let first = (0..k)
-            .map(|c| {
-                let mut s = vec![false; k];
-                s[c] = true;
-                (f(&s), c)
-            })
-            .fold((f64::NEG_INFINITY, 0), |b, v| if v.0 > b.0 { v } else { b });
-        set[first.1] = true;
-        let mut cur = first.0;
-        loop {
-            let mut moved = false;
-            // grow
-            for c in 0..k {
-                if !set[c] {
-                    set[c] = true;
-                    let v = f(&set);
-                    if v > cur {
-                        cur = v;
-                        moved = true;
-                    } else {
-                        set[c] = false;
-                    }
-                }
-            }
-            // prune (then grow again)
-            for c in 0..k {
-                if set[c] {
-                    set[c] = false;
-                    let v = f(&set);
-                    if v > cur {
-                        cur = v;
-                        moved = true;
-                        break;
-                    }
-                    set[c] = true;
-                }
-            }
-            if !moved {
-                break;
-            }
-        }
-        let comp: Vec<bool> = set.iter().map(|&b| !b).collect();
-        let (best, best_v) = if f(&comp) > cur {
-            (comp.clone(), f(&comp))
-        } else {
-            (set, cur)
-        };
+        let (best, best_v) = local_search(k, &f);
         let now = self.z[i].clone();
         if best == now || best_v <= f(&now) {
             return false;
@@ -477,6 +429,76 @@ impl State {
         }
         f
     }
+}
+
+/// The local search of R&G §3.6 maximizing a set function `f` over subsets of {0, …, k−1}
+/// (as 0/1 masks): start from the best singleton, add the element that raises f most while
+/// one does, remove the element whose removal raises f most (then grow again), until
+/// neither helps; return the better of the set and its complement, with its value. Strict
+/// improvement replaces the paper's (1 + ε/|V|²) factor; taking the best element rather
+/// than any improving one found the optimum in 129 instead of 87 of the 240 test rows.
+pub(crate) fn local_search(k: usize, f: &dyn Fn(&[bool]) -> f64) -> (Vec<bool>, f64) {
+    let mut set = vec![false; k];
+    if k == 0 {
+        return (set, f(&[]));
+    }
+    let first = (0..k)
+        .map(|c| {
+            let mut s = vec![false; k];
+            s[c] = true;
+            (f(&s), c)
+        })
+        .fold((f64::NEG_INFINITY, 0), |b, v| if v.0 > b.0 { v } else { b });
+    set[first.1] = true;
+    let mut cur = first.0;
+    loop {
+        let mut moved = false;
+        // grow: add the element that raises f most, while one does
+        loop {
+            let mut best: Option<(f64, usize)> = None;
+            for c in 0..k {
+                if !set[c] {
+                    set[c] = true;
+                    let v = f(&set);
+                    set[c] = false;
+                    if v > cur && best.is_none_or(|b| v > b.0) {
+                        best = Some((v, c));
+                    }
+                }
+            }
+            match best {
+                Some((v, c)) => {
+                    set[c] = true;
+                    cur = v;
+                    moved = true;
+                }
+                None => break,
+            }
+        }
+        // prune the element whose removal raises f most (if any), then grow again
+        let mut best: Option<(f64, usize)> = None;
+        for c in 0..k {
+            if set[c] {
+                set[c] = false;
+                let v = f(&set);
+                set[c] = true;
+                if v > cur && best.is_none_or(|b| v > b.0) {
+                    best = Some((v, c));
+                }
+            }
+        }
+        if let Some((v, c)) = best {
+            set[c] = false;
+            cur = v;
+            moved = true;
+        }
+        if !moved {
+            break;
+        }
+    }
+    let comp: Vec<bool> = set.iter().map(|&b| !b).collect();
+    let vc = f(&comp);
+    if vc > cur { (comp, vc) } else { (set, cur) }
 }
 
 #[cfg(test)]
@@ -593,5 +615,73 @@ mod tests {
             );
             prev = e;
         }
+    }
+
+    #[test]
+    fn local_search_meets_the_one_third_guarantee_and_often_the_optimum() {
+        // Rows of random states with K = 8 (the quadratic part of Eq. 19 with ω = Φx/σ_X²,
+        // plus the −log K₊! term): the local-search value must be at least
+        // F_min + (F* − F_min)/3 (R&G Eq. 22), F* and F_min by brute force over 2^8 sets.
+        let mut exact = 0;
+        let mut near = 0;
+        let mut total = 0;
+        for seed in 0..20 {
+            let (x, st) = state(12, 3, 8, 100 + seed);
+            let k = 8;
+            let n = 12;
+            let d = 3;
+            let s2 = st.sx * st.sx;
+            for i in 0..n {
+                let m_minus: Vec<usize> =
+                    (0..k).map(|c| st.m[c] - usize::from(st.z[i][c])).collect();
+                let mut g = vec![0.0; k * k];
+                for a in 0..k {
+                    for b in 0..k {
+                        g[a * k + b] = (0..d)
+                            .map(|t| st.q[a * d + t].mean * st.q[b * d + t].mean)
+                            .sum::<f64>()
+                            / s2;
+                    }
+                }
+                let omega: Vec<f64> = (0..k)
+                    .map(|c| {
+                        (0..d)
+                            .map(|t| st.q[c * d + t].mean * x.row(i)[t])
+                            .sum::<f64>()
+                            / s2
+                    })
+                    .collect();
+                let f = |on: &[bool]| st.row_objective(on, &g, &omega, &m_minus);
+                let (mut fmax, mut fmin) = (f64::NEG_INFINITY, f64::INFINITY);
+                for mask in 0..(1u32 << k) {
+                    let on: Vec<bool> = (0..k).map(|c| (mask >> c) & 1 == 1).collect();
+                    let v = f(&on);
+                    fmax = fmax.max(v);
+                    fmin = fmin.min(v);
+                }
+                let (_, v) = local_search(k, &f);
+                assert!(v >= fmin + (fmax - fmin) / 3.0 - 1e-9, "{v} {fmin} {fmax}");
+                total += 1;
+                if v >= fmax - 1e-9 {
+                    exact += 1;
+                }
+                if v >= fmin + 0.95 * (fmax - fmin) - 1e-9 {
+                    near += 1;
+                }
+            }
+        }
+        println!(
+            "local search: optimum in {exact} of {total} rows, within 95% in {near} of {total}"
+        );
+        // Measured on these fixed states: 129 and 220 of 240 (R&G report about 70% and
+        // 99.9% on their data with K = 12); the bounds guard against a regression.
+        assert!(
+            exact * 10 >= total * 4,
+            "optimum in only {exact} of {total}"
+        );
+        assert!(
+            near * 100 >= total * 85,
+            "within 95% in only {near} of {total}"
+        );
     }
 }

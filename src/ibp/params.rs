@@ -126,7 +126,8 @@ impl IbpParams {
         self.0.window = w;
         self
     }
-    /// Truncation of the new-feature step (Eq. 4): at most this many new features per row.
+    /// Truncation of the new-feature step (Eq. 4): at most this many new features per row
+    /// (0 keeps the chain from ever creating a feature).
     pub fn k_new_max(mut self, k: usize) -> Self {
         self.0.k_new_max = k;
         self

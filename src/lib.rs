@@ -16,6 +16,7 @@ pub mod error;
 pub mod eval;
 pub mod features;
 pub mod generate;
+pub mod ibp;
 pub mod io;
 pub mod linalg;
 pub mod matrix;

@@ -1,0 +1,386 @@
+//! Accelerated Gibbs sampler (D-V&G §4, Algorithm 1; Eqs. 4, 8 and footnote 3).
+//!
+//! The posterior of A given all rows is kept in information form: precision
+//! P = ZᵀZ/σ_X² + I/σ_A² and information h = ZᵀX/σ_X² (`K × D`); each column of A is
+//! N(P⁻¹h_d, P⁻¹). Every sweep the rows are shuffled and cut into windows of W rows. For a
+//! window:
+//! 1. its rows are removed, P₋W = P − Σ_{n∈W} z_n z_nᵀ/σ_X², h₋W = h − Σ_{n∈W} z_n x_nᵀ/σ_X²,
+//!    and converted (Cholesky) to the moment form Σ₋W = P₋W⁻¹, μ₋W = Σ₋W h₋W (footnote 3);
+//! 2. for each row n of the window, each z_nk with m_{−n,k} > 0 is drawn by Eq. 8:
+//!    P(z_nk | …) ∝ (m_{−n,k}/N) N(X_W; Z_W μ₋W, Z_W Σ₋W Z_Wᵀ + σ_X² I_W), independently
+//!    over the D columns (the window's joint density given the other rows equals
+//!    p(x_n | X_{−n}, Z) times a factor free of z_n, so this is the exact Gibbs conditional);
+//! 3. the features held by n alone are dropped and redrawn by Eq. 4: j new features held by n alone add j σ_A² to entry (n, n)
+//!    of the window covariance (their A has the prior N(0, σ_A²) — no other row holds them);
+//! 4. the window's rows are added back into P and h.
+//!
+//! P and h are recomputed from Z every `refresh` sweeps against rounding drift.
+
+use super::common::{
+    Hyper, draw_binary, draw_log_weighted, log_poisson_unnorm, log_prior_flip, shuffled,
+};
+use super::dense::{chol_inverse, chol_logdet, cholesky, forward, grow_diag, remove_index};
+use super::model::gram;
+use super::state::Feats;
+use crate::RowMatrix;
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+
+/// State of the accelerated sampler.
+#[derive(Clone, Debug)]
+pub(crate) struct Accelerated {
+    pub feats: Feats,
+    hyper: Hyper,
+    window: usize,
+    /// Precision P (`K × K`).
+    p: Vec<f64>,
+    /// Information h (`K × D`).
+    h: Vec<f64>,
+    refresh: usize,
+    sweeps: usize,
+}
+
+/// (P, h) recomputed from Z.
+pub(crate) fn fresh_information(
+    x: &RowMatrix,
+    feats: &Feats,
+    hyper: &Hyper,
+) -> (Vec<f64>, Vec<f64>) {
+    let k = feats.k();
+    let (ztz, ztx) = gram(x, &feats.to_row_matrix());
+    let (sx2, sa2) = (hyper.sigma_x.powi(2), hyper.sigma_a.powi(2));
+    let mut p: Vec<f64> = ztz.iter().map(|v| v / sx2).collect();
+    for i in 0..k {
+        p[i * k + i] += 1.0 / sa2;
+    }
+    (p, ztx.iter().map(|v| v / sx2).collect())
+}
+
+impl Accelerated {
+    pub fn new(x: &RowMatrix, feats: Feats, hyper: Hyper, window: usize, refresh: usize) -> Self {
+        let (p, h) = fresh_information(x, &feats, &hyper);
+        Self {
+            feats,
+            hyper,
+            window: window.max(1),
+            p,
+            h,
+            refresh,
+            sweeps: 0,
+        }
+    }
+
+    /// Replaces the hyperparameters and recomputes P and h (which depend on the σ's).
+    pub fn set_hyper(&mut self, x: &RowMatrix, hyper: Hyper) {
+        self.hyper = hyper;
+        let (p, h) = fresh_information(x, &self.feats, &self.hyper);
+        self.p = p;
+        self.h = h;
+    }
+
+    /// The incrementally maintained (P, h).
+    #[cfg(test)]
+    pub fn state(&self) -> (&[f64], &[f64]) {
+        (&self.p, &self.h)
+    }
+
+    /// One sweep: the rows in a random order, W at a time.
+    pub fn sweep(&mut self, x: &RowMatrix, rng: &mut ChaCha8Rng) {
+        let n = x.n_rows();
+        let mut order: Vec<usize> = (0..n).collect();
+        for i in (1..n).rev() {
+            let j = rng.random_range(0..=i);
+            order.swap(i, j);
+        }
+        for w in order.chunks(self.window) {
+            self.window_step(x, w, rng);
+        }
+        self.sweeps += 1;
+        if self.refresh > 0 && self.sweeps.is_multiple_of(self.refresh) {
+            let (p, h) = fresh_information(x, &self.feats, &self.hyper);
+            self.p = p;
+            self.h = h;
+        }
+    }
+
+    /// Adds (`sign` = 1) or removes (−1) row n in P and h.
+    fn apply_row(&mut self, x: &RowMatrix, n: usize, sign: f64) {
+        let (k, d) = (self.feats.k(), x.n_cols());
+        let s = sign / self.hyper.sigma_x.powi(2);
+        let on: Vec<usize> = (0..k).filter(|&c| self.feats.get(n, c)).collect();
+        for &i in &on {
+            for &j in &on {
+                self.p[i * k + j] += s;
+            }
+            for (t, v) in self.h[i * d..(i + 1) * d].iter_mut().zip(x.row(n)) {
+                *t += s * v;
+            }
+        }
+    }
+
+    fn window_step(&mut self, x: &RowMatrix, rows: &[usize], rng: &mut ChaCha8Rng) {
+        let (nn, d) = (x.n_rows(), x.n_cols());
+        let (sx2, sa2) = (self.hyper.sigma_x.powi(2), self.hyper.sigma_a.powi(2));
+        for &n in rows {
+            self.apply_row(x, n, -1.0);
+        }
+        // Moment form of p(A | X₋W, Z₋W).
+        let mut k = self.feats.k();
+        let l = cholesky(&self.p, k).expect("the precision is positive definite");
+        let mut sigma = chol_inverse(&l, k);
+        let mut mu = vec![0.0; k * d];
+        for i in 0..k {
+            for j in 0..k {
+                let s = sigma[i * k + j];
+                for c in 0..d {
+                    mu[i * d + c] += s * self.h[j * d + c];
+                }
+            }
+        }
+        let xw: Vec<f64> = rows
+            .iter()
+            .flat_map(|&n| x.row(n).iter().copied())
+            .collect();
+        let w = rows.len();
+        let mut zw = vec![0.0; w * k];
+        let mut scratch = WindowScratch::default();
+        for (i, &n) in rows.iter().enumerate() {
+            // Z_W for the current feature set.
+            zw.clear();
+            for &m in rows {
+                zw.extend((0..k).map(|c| f64::from(u8::from(self.feats.get(m, c)))));
+            }
+            for c in shuffled(k, rng) {
+                let on_now = self.feats.get(n, c);
+                let m_minus = self.feats.m(c) - usize::from(on_now);
+                if m_minus == 0 {
+                    continue;
+                }
+                let (p0, p1) = log_prior_flip(m_minus, nn);
+                zw[i * k + c] = 0.0;
+                let l0 = window_loglik(&zw, w, k, &sigma, &mu, &xw, d, sx2, i, 0.0, &mut scratch);
+                zw[i * k + c] = 1.0;
+                let l1 = window_loglik(&zw, w, k, &sigma, &mu, &xw, d, sx2, i, 0.0, &mut scratch);
+                let on = draw_binary(p0 + l0, p1 + l1, rng);
+                zw[i * k + c] = f64::from(u8::from(on));
+                self.feats.set(n, c, on);
+            }
+            // Drop the features held by n alone (no row outside the window holds them, so
+            // their rows of Σ₋W, μ₋W, P₋W, h₋W are the prior's).
+            for c in (0..k).rev() {
+                if self.feats.get(n, c) && self.feats.m(c) == 1 {
+                    sigma = remove_index(&sigma, k, c);
+                    self.p = remove_index(&self.p, k, c);
+                    mu.drain(c * d..(c + 1) * d);
+                    self.h.drain(c * d..(c + 1) * d);
+                    self.feats.remove(c);
+                    k -= 1;
+                }
+            }
+            zw.clear();
+            for &m in rows {
+                zw.extend((0..k).map(|c| f64::from(u8::from(self.feats.get(m, c)))));
+            }
+            // New features (Eq. 4).
+            let mut logw = log_poisson_unnorm(self.hyper.alpha / nn as f64, self.hyper.k_new_max);
+            for (j, lw) in logw.iter_mut().enumerate() {
+                let extra = j as f64 * sa2;
+                *lw += window_loglik(&zw, w, k, &sigma, &mu, &xw, d, sx2, i, extra, &mut scratch);
+            }
+            let j = draw_log_weighted(&logw, rng);
+            if j > 0 {
+                sigma = grow_diag(&sigma, k, j, sa2);
+                self.p = grow_diag(&self.p, k, j, 1.0 / sa2);
+                mu.resize((k + j) * d, 0.0);
+                self.h.resize((k + j) * d, 0.0);
+                for _ in 0..j {
+                    self.feats.push_singleton(n);
+                }
+                k += j;
+            }
+        }
+        for &n in rows {
+            self.apply_row(x, n, 1.0);
+        }
+    }
+}
+
+/// Reusable buffers of [`window_loglik`].
+#[derive(Default)]
+struct WindowScratch {
+    g: Vec<f64>,
+    s: Vec<f64>,
+    r: Vec<f64>,
+}
+
+/// log N(X_W; Z_W μ, Z_W Σ Z_Wᵀ + σ_X² I + extra·e_i e_iᵀ) over the D columns, up to the
+/// constant −(WD/2) log 2π (Eq. 8; `extra` = jσ_A² for j new features of window row i).
+#[allow(clippy::too_many_arguments)]
+fn window_loglik(
+    zw: &[f64],
+    w: usize,
+    k: usize,
+    sigma: &[f64],
+    mu: &[f64],
+    xw: &[f64],
+    d: usize,
+    sx2: f64,
+    i_new: usize,
+    extra: f64,
+    sc: &mut WindowScratch,
+) -> f64 {
+    // G = Z_W Σ (W × K), S = G Z_Wᵀ + σ_X² I (W × W), R = X_W − Z_W μ (W × D).
+    sc.g.clear();
+    sc.g.resize(w * k, 0.0);
+    for a in 0..w {
+        for (c, &zc) in zw[a * k..(a + 1) * k].iter().enumerate() {
+            if zc != 0.0 {
+                for j in 0..k {
+                    sc.g[a * k + j] += sigma[c * k + j];
+                }
+            }
+        }
+    }
+    sc.s.clear();
+    sc.s.resize(w * w, 0.0);
+    for a in 0..w {
+        for b in 0..w {
+            let zb = &zw[b * k..(b + 1) * k];
+            sc.s[a * w + b] = sc.g[a * k..(a + 1) * k]
+                .iter()
+                .zip(zb)
+                .map(|(p, q)| p * q)
+                .sum();
+        }
+        sc.s[a * w + a] += sx2;
+    }
+    sc.s[i_new * w + i_new] += extra;
+    sc.r.clear();
+    sc.r.extend_from_slice(xw);
+    for a in 0..w {
+        for (c, &zc) in zw[a * k..(a + 1) * k].iter().enumerate() {
+            if zc != 0.0 {
+                for t in 0..d {
+                    sc.r[a * d + t] -= mu[c * d + t];
+                }
+            }
+        }
+    }
+    let l = cholesky(&sc.s, w).expect("the window covariance is positive definite");
+    forward(&l, w, &mut sc.r, d);
+    let quad: f64 = sc.r.iter().map(|v| v * v).sum();
+    -0.5 * d as f64 * chol_logdet(&l, w) - 0.5 * quad
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::restarts::run_rng;
+
+    fn data(n: usize, d: usize, seed: u64) -> RowMatrix {
+        let mut rng = run_rng(seed, 9);
+        RowMatrix::new(
+            n,
+            d,
+            (0..n * d)
+                .map(|_| rng.random::<f64>() * 2.0 - 1.0)
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn information_form_tracks_fresh_state_over_200_sweeps() {
+        let x = data(30, 5, 3);
+        let h = Hyper {
+            alpha: 2.0,
+            sigma_x: 0.4,
+            sigma_a: 1.0,
+            k_new_max: 4,
+        };
+        for window in [1, 3] {
+            let mut s = Accelerated::new(&x, Feats::empty(30), h, window, 0);
+            let mut rng = run_rng(6, window as u64);
+            for _ in 0..200 {
+                s.sweep(&x, &mut rng);
+                let (p, hh) = fresh_information(&x, &s.feats, &h);
+                let (p2, h2) = s.state();
+                let scale = 1.0 / h.sigma_x.powi(2);
+                for (a, b) in p.iter().zip(p2) {
+                    assert!((a - b).abs() < 1e-9 * scale, "P drift {a} {b}");
+                }
+                for (a, b) in hh.iter().zip(h2) {
+                    assert!((a - b).abs() < 1e-9 * scale, "h drift {a} {b}");
+                }
+            }
+            assert!(s.feats.k() > 0);
+        }
+    }
+
+    #[test]
+    fn window_loglik_equals_collapsed_conditional() {
+        // For W = 1, log N(x_n; z μ₋n, zᵀΣ₋n z + σ_X²) differences equal those of Eq. 5.
+        use crate::ibp::model::collapsed_log_lik;
+        let x = data(5, 2, 4);
+        let h = Hyper {
+            alpha: 1.0,
+            sigma_x: 0.5,
+            sigma_a: 1.2,
+            k_new_max: 3,
+        };
+        let z = RowMatrix::from_rows(&[[1.0, 0.0], [1.0, 1.0], [0.0, 1.0], [0.0, 0.0], [1.0, 1.0]]);
+        let mut f = Feats::empty(5);
+        f.push_singleton(0);
+        f.push_singleton(1);
+        for i in 0..5 {
+            for c in 0..2 {
+                f.set(i, c, z.row(i)[c] != 0.0);
+            }
+        }
+        let n = 3;
+        let (p, hh) = fresh_information(&x, &f, &h);
+        let l = cholesky(&p, 2).unwrap();
+        let sigma = chol_inverse(&l, 2);
+        let mut mu = vec![0.0; 4];
+        for i in 0..2 {
+            for j in 0..2 {
+                for c in 0..2 {
+                    mu[i * 2 + c] += sigma[i * 2 + j] * hh[j * 2 + c];
+                }
+            }
+        }
+        let mut sc = WindowScratch::default();
+        let sx2 = h.sigma_x.powi(2);
+        let base = collapsed_log_lik(&x, &z, h.sigma_x, h.sigma_a);
+        let lbase = window_loglik(
+            &[0.0, 0.0],
+            1,
+            2,
+            &sigma,
+            &mu,
+            x.row(n),
+            2,
+            sx2,
+            0,
+            0.0,
+            &mut sc,
+        );
+        for pat in 0..4u32 {
+            for j in 0..3usize {
+                let zr = [f64::from(pat & 1), f64::from((pat >> 1) & 1)];
+                let mut zz = RowMatrix::zeros(5, 2 + j);
+                for i in 0..5 {
+                    zz.row_mut(i)[..2].copy_from_slice(if i == n { &zr } else { z.row(i) });
+                }
+                for c in 2..2 + j {
+                    zz.row_mut(n)[c] = 1.0;
+                }
+                let direct = collapsed_log_lik(&x, &zz, h.sigma_x, h.sigma_a) - base;
+                let extra = j as f64 * h.sigma_a.powi(2);
+                let fast =
+                    window_loglik(&zr, 1, 2, &sigma, &mu, x.row(n), 2, sx2, 0, extra, &mut sc)
+                        - lbase;
+                assert!((direct - fast).abs() < 1e-10, "{pat} {j}: {direct} {fast}");
+            }
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! Pieces shared by the three Gibbs samplers: the hyperparameters, drawing from
+//! log-weights, and the prior part of the new-feature step (D-V&G Eq. 4).
+
+use super::model::ln_factorial;
+use crate::restarts::draw_weighted;
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+
+/// Hyperparameters of one chain.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Hyper {
+    pub alpha: f64,
+    pub sigma_x: f64,
+    pub sigma_a: f64,
+    /// Largest number of new features one row may draw in one step (truncation of Eq. 4).
+    pub k_new_max: usize,
+}
+
+/// Draws z ∈ {0, 1} with P(z = 1) = e^{l1} / (e^{l0} + e^{l1}).
+pub(crate) fn draw_binary(l0: f64, l1: f64, rng: &mut ChaCha8Rng) -> bool {
+    let p1 = 1.0 / (1.0 + (l0 - l1).exp());
+    rng.random::<f64>() < p1
+}
+
+/// Draws an index with probability ∝ exp(`logw`).
+pub(crate) fn draw_log_weighted(logw: &[f64], rng: &mut ChaCha8Rng) -> usize {
+    let max = logw.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let w: Vec<f64> = logw.iter().map(|l| (l - max).exp()).collect();
+    draw_weighted(&w, rng)
+}
+
+/// log Poisson(j; λ) up to the constant −λ, for j = 0..=j_max: j log λ − log j!.
+pub(crate) fn log_poisson_unnorm(lambda: f64, j_max: usize) -> Vec<f64> {
+    (0..=j_max)
+        .map(|j| j as f64 * lambda.ln() - ln_factorial(j))
+        .collect()
+}
+
+/// The prior weights of z_nk given the other rows: log(m/N) for z = 1 and log((N − m)/N)
+/// for z = 0, with m = m_{−n,k} (G&G 2006 Eq. 17; D-V&G Eq. 3). Returns (l0, l1).
+pub(crate) fn log_prior_flip(m_minus: usize, n: usize) -> (f64, f64) {
+    let nf = n as f64;
+    (((n - m_minus) as f64 / nf).ln(), (m_minus as f64 / nf).ln())
+}
+
+/// 0..k in a uniformly random order (Fisher–Yates).
+///
+/// The existing features of a row are visited in a fresh random order: the chain keeps its
+/// features in a list with new ones appended at the end, so a fixed visiting order would tie
+/// the order of the updates to the age of the features, and the scan's outcome would then
+/// depend on more than the class \[Z\] — the chain would no longer leave P(\[Z\] | X) invariant.
+pub(crate) fn shuffled(k: usize, rng: &mut ChaCha8Rng) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..k).collect();
+    for i in (1..k).rev() {
+        let j = rng.random_range(0..=i);
+        order.swap(i, j);
+    }
+    order
+}

@@ -1,0 +1,33 @@
+//! The Indian-buffet-process samplers that MAD-Bayes' feature algorithms are compared
+//! against, for the linear-Gaussian model X = Z A + E (E_nd ~ N(0, σ_X²), A_kd ~ N(0, σ_A²),
+//! Z ~ IBP(α)):
+//!
+//! * [`model`]: the log prior of \[Z\], the collapsed likelihood p(X | Z) and the posterior of A;
+//! * collapsed Gibbs (Griffiths & Ghahramani 2006; Doshi-Velez & Ghahramani 2009, "D-V&G",
+//!   §3) with Sherman–Morrison updates of (ZᵀZ + σ_X²/σ_A² I)⁻¹;
+//! * semi-collapsed Gibbs (D-V&G §3): A instantiated, new features integrated out;
+//! * accelerated Gibbs (D-V&G §4, Algorithm 1): the posterior of A in information form,
+//!   updated window by window;
+//! * optionally, conjugate resampling of α, σ_X and σ_A once per sweep;
+//! * MEIBP (Reed & Ghahramani 2013) for the nonnegative model: `Meibp::params(k_max)`.
+//!
+//! `IbpSampler::params(kind)` → `.check()` → `.fit(&x)` → [`IbpFit`]. Each chain draws from
+//! `run_rng(seed, 0)` only, so a seed fixes the result whatever the thread count.
+
+mod accelerated;
+mod collapsed;
+mod common;
+mod dense;
+pub mod erfcx;
+mod hyper;
+mod meibp;
+pub mod model;
+mod params;
+mod semi;
+mod state;
+
+pub use meibp::{Meibp, MeibpFit, MeibpParams, MeibpTraceRecord, MeibpValidParams};
+pub use model::{APosterior, a_posterior, collapsed_log_lik, log_ibp_prior};
+pub use params::{
+    IbpFit, IbpKind, IbpParamError, IbpParams, IbpSampler, IbpTraceRecord, IbpValidParams, data_std,
+};

@@ -1,0 +1,430 @@
+//! The common entry point of the IBP samplers: `IbpSampler::params(kind)` → builder →
+//! `.check()` → `.fit(&x)` → [`IbpFit`].
+
+use super::accelerated::Accelerated;
+use super::collapsed::Collapsed;
+use super::common::Hyper;
+use super::hyper::{resample_alpha, resample_sigmas};
+use super::model::{a_posterior, collapsed_log_lik, log_ibp_prior};
+use super::semi::SemiCollapsed;
+use super::state::Feats;
+use crate::RowMatrix;
+use crate::error::{FitError, check_data};
+use crate::restarts::run_rng;
+use rand_chacha::ChaCha8Rng;
+use std::time::Instant;
+use thiserror::Error;
+
+/// Which IBP sampler to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IbpKind {
+    /// Collapsed Gibbs (G&G 2006; D-V&G §3), A integrated out, rank-one updates.
+    Collapsed,
+    /// Semi-collapsed Gibbs (D-V&G §3, footnote 1): A instantiated, new features collapsed.
+    SemiCollapsed,
+    /// Accelerated Gibbs (D-V&G §4, Algorithm 1), windows of W rows.
+    Accelerated,
+}
+
+/// A parameter of an IBP sampler breaks a rule that holds whatever the data.
+#[derive(Clone, Debug, Error, PartialEq)]
+pub enum IbpParamError {
+    /// α, σ_X and σ_A must be positive finite numbers.
+    #[error("{name} must be a positive finite number, got {value}; pass e.g. {name} 1.0")]
+    NotPositive {
+        /// The parameter's name.
+        name: &'static str,
+        /// Its value.
+        value: f64,
+    },
+    /// At least one iteration is needed.
+    #[error("iterations must be at least 1, got 0")]
+    NoIterations,
+    /// The window holds at least one row.
+    #[error("window must be at least 1 row, got 0; the default is 1")]
+    ZeroWindow,
+    /// MEIBP needs room for at least one feature.
+    #[error("k-max must be at least 1, got 0")]
+    ZeroKMax,
+}
+
+/// Entry point: `IbpSampler::params(kind)`.
+pub struct IbpSampler;
+
+impl IbpSampler {
+    /// Parameters of an IBP sampler with the defaults of D-V&G §5: α = 2, σ_X = 0.25σ,
+    /// σ_A = 0.75σ with σ the standard deviation of all entries of X (computed at fit time
+    /// unless given), 1000 iterations, seed 0, window W = 1 (accelerated only; the optimal W
+    /// by D-V&G §4.1), at most 4 new features per row and step (`k_new_max`, the truncation
+    /// of Eq. 4 — under α/N ≤ 1 the Poisson mass beyond 4 is below 0.4%, and far smaller
+    /// for the usual α/N ≪ 1). The chain starts from Z with no feature.
+    pub fn params(kind: IbpKind) -> IbpParams {
+        IbpParams(IbpValidParams {
+            kind,
+            alpha: 2.0,
+            sigma_x: None,
+            sigma_a: None,
+            iterations: 1000,
+            seed: 0,
+            window: 1,
+            k_new_max: 4,
+            refresh: 1,
+            resample_alpha: false,
+            resample_sigmas: false,
+        })
+    }
+}
+
+/// Unchecked parameters of an IBP sampler (a builder).
+#[derive(Clone, Debug)]
+pub struct IbpParams(IbpValidParams);
+
+/// IBP-sampler parameters that passed [`IbpParams::check`].
+#[derive(Clone, Debug)]
+pub struct IbpValidParams {
+    kind: IbpKind,
+    alpha: f64,
+    sigma_x: Option<f64>,
+    sigma_a: Option<f64>,
+    iterations: usize,
+    seed: u64,
+    window: usize,
+    k_new_max: usize,
+    refresh: usize,
+    resample_alpha: bool,
+    resample_sigmas: bool,
+}
+
+impl IbpParams {
+    /// The IBP concentration α.
+    pub fn alpha(mut self, a: f64) -> Self {
+        self.0.alpha = a;
+        self
+    }
+    /// The noise standard deviation σ_X (default 0.25 × the data's standard deviation).
+    pub fn sigma_x(mut self, s: f64) -> Self {
+        self.0.sigma_x = Some(s);
+        self
+    }
+    /// The feature standard deviation σ_A (default 0.75 × the data's standard deviation).
+    pub fn sigma_a(mut self, s: f64) -> Self {
+        self.0.sigma_a = Some(s);
+        self
+    }
+    /// Number of sweeps.
+    pub fn iterations(mut self, n: usize) -> Self {
+        self.0.iterations = n;
+        self
+    }
+    /// Seed of all randomness (the chain draws from `run_rng(seed, 0)`).
+    pub fn seed(mut self, s: u64) -> Self {
+        self.0.seed = s;
+        self
+    }
+    /// Rows per window of the accelerated sampler (ignored by the others).
+    pub fn window(mut self, w: usize) -> Self {
+        self.0.window = w;
+        self
+    }
+    /// Truncation of the new-feature step (Eq. 4): at most this many new features per row
+    /// (0 keeps the chain from ever creating a feature).
+    pub fn k_new_max(mut self, k: usize) -> Self {
+        self.0.k_new_max = k;
+        self
+    }
+    /// Recompute the incrementally updated matrices (M⁻¹ or P, h) from Z every this many
+    /// sweeps; 0 never does (default 1).
+    pub fn refresh_every(mut self, sweeps: usize) -> Self {
+        self.0.refresh = sweeps;
+        self
+    }
+    /// Resample α (prior Gamma(1, 1)), σ_X and σ_A (inverse-gamma IG(1, 1) priors on the
+    /// variances) by conjugate Gibbs steps after every sweep; the given or default values
+    /// are then only the starting point. Default off.
+    pub fn resample_hyper(mut self, on: bool) -> Self {
+        self.0.resample_alpha = on;
+        self.0.resample_sigmas = on;
+        self
+    }
+    /// Resample α only (Gamma(1, 1) prior), after every sweep. Default off.
+    pub fn resample_alpha(mut self, on: bool) -> Self {
+        self.0.resample_alpha = on;
+        self
+    }
+    /// Resample σ_X and σ_A only (IG(1, 1) priors on the variances), after every sweep.
+    /// Default off.
+    pub fn resample_sigmas(mut self, on: bool) -> Self {
+        self.0.resample_sigmas = on;
+        self
+    }
+    /// Checks the rules that hold for any data.
+    pub fn check(self) -> Result<IbpValidParams, IbpParamError> {
+        let p = self.0;
+        let positive = |name: &'static str, v: f64| {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(IbpParamError::NotPositive { name, value: v })
+            }
+        };
+        positive("alpha", p.alpha)?;
+        if let Some(s) = p.sigma_x {
+            positive("sigma-x", s)?;
+        }
+        if let Some(s) = p.sigma_a {
+            positive("sigma-a", s)?;
+        }
+        if p.iterations == 0 {
+            return Err(IbpParamError::NoIterations);
+        }
+        if p.window == 0 {
+            return Err(IbpParamError::ZeroWindow);
+        }
+        Ok(p)
+    }
+}
+
+/// One record of the trace, taken after each sweep.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct IbpTraceRecord {
+    /// Sweep number, from 1.
+    pub iteration: usize,
+    /// Wall-clock seconds spent sampling up to and including this sweep (the sweeps and
+    /// hyperparameter steps; the trace's own log-joint evaluations are not counted).
+    pub seconds: f64,
+    /// Number of features K.
+    pub k: usize,
+    /// log p(X | Z) + log P(\[Z\]) with A integrated out (Eq. 5 plus Eq. 1), under the
+    /// hyperparameters of this record.
+    pub log_joint: f64,
+    /// α after the sweep (changes only with resampling).
+    pub alpha: f64,
+    /// σ_X after the sweep.
+    pub sigma_x: f64,
+    /// σ_A after the sweep.
+    pub sigma_a: f64,
+}
+
+/// The state of an IBP chain after its last sweep.
+#[derive(Clone, Debug)]
+pub struct IbpFit {
+    kind: IbpKind,
+    z: RowMatrix,
+    a: RowMatrix,
+    trace: Vec<IbpTraceRecord>,
+    alpha: f64,
+    sigma_x: f64,
+    sigma_a: f64,
+}
+
+impl IbpFit {
+    /// The sampler that produced the fit.
+    pub fn kind(&self) -> IbpKind {
+        self.kind
+    }
+    /// The final Z (`N × K`, 0.0/1.0).
+    pub fn z(&self) -> &RowMatrix {
+        &self.z
+    }
+    /// The posterior mean of A given the final Z, M⁻¹ZᵀX (`K × D`).
+    pub fn a(&self) -> &RowMatrix {
+        &self.a
+    }
+    /// The final number of features.
+    pub fn k(&self) -> usize {
+        self.z.n_cols()
+    }
+    /// One record per sweep.
+    pub fn trace(&self) -> &[IbpTraceRecord] {
+        &self.trace
+    }
+    /// The final α (the given one unless resampled).
+    pub fn alpha(&self) -> f64 {
+        self.alpha
+    }
+    /// The final σ_X (given, derived from the data, or resampled).
+    pub fn sigma_x(&self) -> f64 {
+        self.sigma_x
+    }
+    /// The final σ_A (given, derived from the data, or resampled).
+    pub fn sigma_a(&self) -> f64 {
+        self.sigma_a
+    }
+}
+
+/// The standard deviation of all entries of X (about their mean).
+pub fn data_std(x: &RowMatrix) -> f64 {
+    let v = x.as_slice();
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    (v.iter().map(|a| (a - mean) * (a - mean)).sum::<f64>() / n).sqrt()
+}
+
+enum Chain {
+    Collapsed(Collapsed),
+    Semi(SemiCollapsed),
+    Accelerated(Accelerated),
+}
+
+impl Chain {
+    fn sweep(&mut self, x: &RowMatrix, rng: &mut ChaCha8Rng) {
+        match self {
+            Chain::Collapsed(c) => c.sweep(x, rng),
+            Chain::Semi(c) => c.sweep(x, rng),
+            Chain::Accelerated(c) => c.sweep(x, rng),
+        }
+    }
+    fn set_hyper(&mut self, x: &RowMatrix, h: Hyper) {
+        match self {
+            Chain::Collapsed(c) => c.set_hyper(x, h),
+            Chain::Semi(c) => c.set_hyper(h),
+            Chain::Accelerated(c) => c.set_hyper(x, h),
+        }
+    }
+    fn feats(&self) -> &Feats {
+        match self {
+            Chain::Collapsed(c) => &c.feats,
+            Chain::Semi(c) => &c.feats,
+            Chain::Accelerated(c) => &c.feats,
+        }
+    }
+}
+
+impl IbpValidParams {
+    /// The sampler.
+    pub fn kind(&self) -> IbpKind {
+        self.kind
+    }
+
+    /// Runs the chain on `x`.
+    pub fn fit(&self, x: &RowMatrix) -> Result<IbpFit, FitError> {
+        self.fit_with(x, &mut |_, _| {})
+    }
+
+    /// [`fit`](Self::fit), calling `each(record, z)` after every sweep with the current Z.
+    pub fn fit_with(
+        &self,
+        x: &RowMatrix,
+        each: &mut dyn FnMut(&IbpTraceRecord, &RowMatrix),
+    ) -> Result<IbpFit, FitError> {
+        check_data(x)?;
+        let (sigma_x, sigma_a) = match (self.sigma_x, self.sigma_a) {
+            (Some(sx), Some(sa)) => (sx, sa),
+            (sx, sa) => {
+                let s = data_std(x);
+                if s <= 0.0 {
+                    return Err(FitError::TooFewRows(
+                        "the data have zero standard deviation, so the default sigma-x and \
+                         sigma-a are 0; give both explicitly"
+                            .into(),
+                    ));
+                }
+                (sx.unwrap_or(0.25 * s), sa.unwrap_or(0.75 * s))
+            }
+        };
+        let mut hyper = Hyper {
+            alpha: self.alpha,
+            sigma_x,
+            sigma_a,
+            k_new_max: self.k_new_max,
+        };
+        let n = x.n_rows();
+        let mut rng = run_rng(self.seed, 0);
+        let feats = Feats::empty(n);
+        let mut chain = match self.kind {
+            IbpKind::Collapsed => Chain::Collapsed(Collapsed::new(x, feats, hyper, self.refresh)),
+            IbpKind::SemiCollapsed => Chain::Semi(SemiCollapsed::new(feats, hyper)),
+            IbpKind::Accelerated => {
+                Chain::Accelerated(Accelerated::new(x, feats, hyper, self.window, self.refresh))
+            }
+        };
+        let mut seconds = 0.0;
+        let mut trace = Vec::with_capacity(self.iterations);
+        for it in 1..=self.iterations {
+            let start = Instant::now();
+            chain.sweep(x, &mut rng);
+            let z = chain.feats().to_row_matrix();
+            if self.resample_alpha {
+                hyper.alpha = resample_alpha(&z, &mut rng);
+            }
+            if self.resample_sigmas {
+                let (sx, sa) = resample_sigmas(x, &z, hyper.sigma_x, hyper.sigma_a, &mut rng);
+                hyper.sigma_x = sx;
+                hyper.sigma_a = sa;
+            }
+            if self.resample_alpha || self.resample_sigmas {
+                chain.set_hyper(x, hyper);
+            }
+            seconds += start.elapsed().as_secs_f64();
+            let log_joint = collapsed_log_lik(x, &z, hyper.sigma_x, hyper.sigma_a)
+                + log_ibp_prior(&z, hyper.alpha);
+            let rec = IbpTraceRecord {
+                iteration: it,
+                seconds,
+                k: z.n_cols(),
+                log_joint,
+                alpha: hyper.alpha,
+                sigma_x: hyper.sigma_x,
+                sigma_a: hyper.sigma_a,
+            };
+            each(&rec, &z);
+            trace.push(rec);
+        }
+        let z = chain.feats().to_row_matrix();
+        let a = a_posterior(x, &z, hyper.sigma_x, hyper.sigma_a).mean;
+        Ok(IbpFit {
+            kind: self.kind,
+            z,
+            a,
+            trace,
+            alpha: hyper.alpha,
+            sigma_x: hyper.sigma_x,
+            sigma_a: hyper.sigma_a,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameter_rules() {
+        let base = || IbpSampler::params(IbpKind::Collapsed);
+        assert!(base().check().is_ok());
+        assert!(matches!(
+            base().alpha(0.0).check(),
+            Err(IbpParamError::NotPositive { name: "alpha", .. })
+        ));
+        assert!(base().sigma_x(f64::NAN).check().is_err());
+        assert!(base().sigma_a(-1.0).check().is_err());
+        assert_eq!(
+            base().iterations(0).check().unwrap_err(),
+            IbpParamError::NoIterations
+        );
+        assert_eq!(
+            base().window(0).check().unwrap_err(),
+            IbpParamError::ZeroWindow
+        );
+    }
+
+    #[test]
+    fn data_rules_and_defaults() {
+        let p = IbpSampler::params(IbpKind::Accelerated)
+            .iterations(3)
+            .check()
+            .unwrap();
+        assert!(p.fit(&RowMatrix::zeros(0, 2)).is_err());
+        assert!(
+            p.fit(&RowMatrix::from_rows(&[[1.0, 1.0], [1.0, 1.0]]))
+                .is_err()
+        );
+        let x = RowMatrix::from_rows(&[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]);
+        let s = data_std(&x);
+        let fit = p.fit(&x).unwrap();
+        assert!((fit.sigma_x() - 0.25 * s).abs() < 1e-15);
+        assert!((fit.sigma_a() - 0.75 * s).abs() < 1e-15);
+        assert_eq!(fit.trace().len(), 3);
+        assert_eq!(fit.a().n_rows(), fit.k());
+    }
+}

@@ -1,0 +1,133 @@
+//! Semi-collapsed Gibbs sampler (D-V&G §3 and footnote 1): the features A of the current
+//! features are instantiated, new features have their A integrated out.
+//!
+//! Once per sweep A is drawn from its posterior given Z (Eq. 6). Then for each row n, with
+//! the residual e = x_n − z_n A:
+//! * for each k with m_{−n,k} > 0, P(z_nk = 1 | …) ∝ (m_{−n,k}/N) p(x_n | z_n, A), where
+//!   log p(x_n | z_n, A) = −‖x_n − z_n A‖²/(2σ_X²) + const (the uncollapsed form of Eq. 3);
+//! * the features held by n alone are dropped (with their rows of A) and the number j of new
+//!   features held by n alone is drawn with
+//!   P(j) ∝ Poisson(j; α/N) N(e; 0, (σ_X² + jσ_A²) I_D) — Eq. 4 with the new features' A
+//!   integrated out (each entry of e is the noise plus a sum of j independent N(0, σ_A²));
+//! * the new features' A (`j × D`) is then drawn from its posterior given e: precision
+//!   I/σ_A² + 11ᵀ/σ_X², information 1 eᵀ/σ_X².
+
+use super::common::{
+    Hyper, draw_binary, draw_log_weighted, log_poisson_unnorm, log_prior_flip, shuffled,
+};
+use super::dense::{draw_information, identity};
+use super::model::a_posterior;
+use super::state::Feats;
+use crate::RowMatrix;
+use rand_chacha::ChaCha8Rng;
+
+/// State of the semi-collapsed sampler.
+#[derive(Clone, Debug)]
+pub(crate) struct SemiCollapsed {
+    pub feats: Feats,
+    hyper: Hyper,
+    /// A, `K × D`, row-major.
+    a: Vec<f64>,
+}
+
+impl SemiCollapsed {
+    pub fn new(feats: Feats, hyper: Hyper) -> Self {
+        Self {
+            feats,
+            hyper,
+            a: Vec::new(),
+        }
+    }
+
+    /// Replaces the hyperparameters (A is redrawn at the start of the next sweep).
+    pub fn set_hyper(&mut self, hyper: Hyper) {
+        self.hyper = hyper;
+    }
+
+    /// One sweep: A drawn from p(A | Z, X), then the rows in order 0..N.
+    pub fn sweep(&mut self, x: &RowMatrix, rng: &mut ChaCha8Rng) {
+        let post = a_posterior(
+            x,
+            &self.feats.to_row_matrix(),
+            self.hyper.sigma_x,
+            self.hyper.sigma_a,
+        );
+        self.a = post.draw(rng).into_vec();
+        for n in 0..x.n_rows() {
+            self.row(x, n, rng);
+        }
+    }
+
+    fn row(&mut self, x: &RowMatrix, n: usize, rng: &mut ChaCha8Rng) {
+        let (nn, d) = (x.n_rows(), x.n_cols());
+        let (sx2, sa2) = (self.hyper.sigma_x.powi(2), self.hyper.sigma_a.powi(2));
+        let mut e = x.row(n).to_vec();
+        for c in 0..self.feats.k() {
+            if self.feats.get(n, c) {
+                sub(&mut e, &self.a[c * d..(c + 1) * d]);
+            }
+        }
+        // Existing features; n's singletons stay in Z meanwhile.
+        let mut e0 = vec![0.0; d];
+        let mut e1 = vec![0.0; d];
+        for c in shuffled(self.feats.k(), rng) {
+            let on_now = self.feats.get(n, c);
+            let m_minus = self.feats.m(c) - usize::from(on_now);
+            if m_minus == 0 {
+                continue;
+            }
+            let (p0, p1) = log_prior_flip(m_minus, nn);
+            let ac = &self.a[c * d..(c + 1) * d];
+            e0.copy_from_slice(&e);
+            if on_now {
+                add(&mut e0, ac);
+            }
+            e1.copy_from_slice(&e0);
+            sub(&mut e1, ac);
+            let l0 = -sq(&e0) / (2.0 * sx2);
+            let l1 = -sq(&e1) / (2.0 * sx2);
+            let on = draw_binary(p0 + l0, p1 + l1, rng);
+            e.copy_from_slice(if on { &e1 } else { &e0 });
+            self.feats.set(n, c, on);
+        }
+        // Drop the features held by row n alone; the new-feature step redraws them.
+        for c in (0..self.feats.k()).rev() {
+            if self.feats.get(n, c) && self.feats.m(c) == 1 {
+                add(&mut e, &self.a[c * d..(c + 1) * d]);
+                self.a.drain(c * d..(c + 1) * d);
+                self.feats.remove(c);
+            }
+        }
+        // New features, A integrated out (Eq. 4).
+        let ee = sq(&e);
+        let mut logw = log_poisson_unnorm(self.hyper.alpha / nn as f64, self.hyper.k_new_max);
+        for (j, lw) in logw.iter_mut().enumerate() {
+            let v = sx2 + j as f64 * sa2;
+            *lw += -0.5 * d as f64 * v.ln() - ee / (2.0 * v);
+        }
+        let j = draw_log_weighted(&logw, rng);
+        if j > 0 {
+            let mut p = identity(j, 1.0 / sa2);
+            p.iter_mut().for_each(|v| *v += 1.0 / sx2);
+            let h: Vec<f64> = (0..j).flat_map(|_| e.iter().map(|v| v / sx2)).collect();
+            let (_, draw) =
+                draw_information(&p, &h, j, d, rng).expect("the precision is positive definite");
+            self.a.extend_from_slice(&draw);
+            for _ in 0..j {
+                self.feats.push_singleton(n);
+            }
+        }
+    }
+}
+
+fn add(e: &mut [f64], a: &[f64]) {
+    e.iter_mut().zip(a).for_each(|(v, w)| *v += w);
+}
+
+fn sub(e: &mut [f64], a: &[f64]) {
+    e.iter_mut().zip(a).for_each(|(v, w)| *v -= w);
+}
+
+fn sq(e: &[f64]) -> f64 {
+    e.iter().map(|v| v * v).sum()
+}

@@ -2,6 +2,7 @@
 
 use super::output::{Staging, binary_csv, labels_csv, matrix_csv};
 use super::progress::RestartBar;
+use super::sampler::{self, SamplerChecked};
 use super::{CliError, with_threads};
 use madbayes::RowMatrix;
 use madbayes::clustering::{
@@ -9,6 +10,7 @@ use madbayes::clustering::{
     Mahalanobis, MahalanobisClustering, MahalanobisValidParams,
 };
 use madbayes::error::check_data;
+use madbayes::eval::{Holdout, predict_hidden_cluster, predict_hidden_features};
 use madbayes::features::{
     BpMeans, CollapsedBpMeans, FeatureModel, FeatureValidParams, KFeatures, StepwiseKFeatures,
 };
@@ -37,10 +39,18 @@ pub enum Algo {
     KFeatures,
     /// Stepwise K-features (K = 1, 2, … until the BP-means objective rises); needs --penalty.
     StepwiseKFeatures,
+    /// Collapsed Gibbs sampler for the linear-Gaussian IBP (Griffiths & Ghahramani).
+    IbpGibbs,
+    /// Semi-collapsed Gibbs sampler (A instantiated, new features integrated out).
+    IbpSemicollapsed,
+    /// Accelerated Gibbs sampler (Doshi-Velez & Ghahramani 2009); --window rows at a time.
+    IbpAccelerated,
+    /// MEIBP (Reed & Ghahramani 2013), nonnegative features; needs --k, the most features.
+    Meibp,
 }
 
 impl Algo {
-    fn name(self) -> &'static str {
+    pub(super) fn name(self) -> &'static str {
         match self {
             Algo::Kmeans => "kmeans",
             Algo::DpMeans => "dp-means",
@@ -50,6 +60,10 @@ impl Algo {
             Algo::CollapsedBpMeans => "collapsed-bp-means",
             Algo::KFeatures => "k-features",
             Algo::StepwiseKFeatures => "stepwise-k-features",
+            Algo::IbpGibbs => "ibp-gibbs",
+            Algo::IbpSemicollapsed => "ibp-semicollapsed",
+            Algo::IbpAccelerated => "ibp-accelerated",
+            Algo::Meibp => "meibp",
         }
     }
 }
@@ -78,9 +92,10 @@ pub struct FitArgs {
     /// (dp-means, bp-means and stepwise variants).
     #[arg(long)]
     pub k: Option<usize>,
-    /// Independent runs; the lowest objective wins.
-    #[arg(long, default_value_t = 10)]
-    pub restarts: usize,
+    /// Independent runs; the lowest objective wins (default 10; the IBP methods run one
+    /// chain).
+    #[arg(long)]
+    pub restarts: Option<usize>,
     /// Seed of all randomness (run i uses stream i of it).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -105,9 +120,42 @@ pub struct FitArgs {
     /// pca_components.npy (D' × D) and pca_mean.npy (1 × D) hold V and m.
     #[arg(long, value_name = "D'")]
     pub pca: Option<usize>,
+    /// Hold out this fraction of the rows, hide a random fifth of each held-out row's
+    /// entries, and score their prediction (summary.json `heldout`: mean squared error and
+    /// Gaussian log-likelihood per hidden entry). The fit sees only the other rows.
+    #[arg(long, allow_negative_numbers = true)]
+    pub holdout: Option<f64>,
+    /// IBP methods: sweeps of the chain (default 1000; meibp: the iteration cap, default
+    /// --max-iter).
+    #[arg(long)]
+    pub iterations: Option<usize>,
+    /// IBP methods: the concentration α (default 2; meibp 3).
+    #[arg(long, allow_negative_numbers = true)]
+    pub alpha: Option<f64>,
+    /// IBP methods: noise standard deviation σ_X (default 0.25 × the data's standard
+    /// deviation; meibp 0.75 ×).
+    #[arg(long, allow_negative_numbers = true)]
+    pub sigma_x: Option<f64>,
+    /// IBP methods: feature standard deviation σ_A (default 0.75 × the data's standard
+    /// deviation).
+    #[arg(long, allow_negative_numbers = true)]
+    pub sigma_a: Option<f64>,
+    /// ibp-accelerated: rows per window W (default 1).
+    #[arg(long)]
+    pub window: Option<usize>,
+    /// IBP samplers: also resample α (conjugate Gamma) and σ_X, σ_A (inverse-gamma) every
+    /// sweep; off by default, so --alpha, --sigma-x and --sigma-a fix the model.
+    #[arg(long)]
+    pub resample: bool,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+}
+
+impl FitArgs {
+    fn restarts(&self) -> usize {
+        self.restarts.unwrap_or(10)
+    }
 }
 
 /// A PCA fitted by `--pca`, and how long it took.
@@ -123,25 +171,26 @@ enum Checked {
     Dp(DpMeansValidParams),
     Maha(MahalanobisValidParams),
     Features(FeatureValidParams),
+    Sampler(SamplerChecked),
 }
 
 /// What every algorithm's result is written as.
-struct Fitted {
-    k: usize,
-    objective: f64,
-    n_iter: usize,
-    converged: bool,
-    trace: Vec<f64>,
-    run_objectives: Vec<f64>,
-    best_run: usize,
+pub(super) struct Fitted {
+    pub k: usize,
+    pub objective: f64,
+    pub n_iter: usize,
+    pub converged: bool,
+    pub trace: Vec<f64>,
+    pub run_objectives: Vec<f64>,
+    pub best_run: usize,
     /// Cluster labels (clustering only).
-    labels: Option<Vec<usize>>,
+    pub labels: Option<Vec<usize>>,
     /// Cluster means, or the feature means A.
-    means: RowMatrix,
-    z: RowMatrix,
+    pub means: RowMatrix,
+    pub z: RowMatrix,
     /// Further files, and further summary fields, of one family.
-    extra_files: Vec<(&'static str, String)>,
-    extra_json: Vec<(&'static str, Value)>,
+    pub extra_files: Vec<(&'static str, String)>,
+    pub extra_json: Vec<(&'static str, Value)>,
 }
 
 impl Fitted {
@@ -193,6 +242,7 @@ impl Fitted {
 
 fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
     let algo = args.algo;
+
     let penalty = || {
         args.penalty
             .ok_or_else(|| CliError(format!("{} needs --penalty P", algo.name())))
@@ -211,6 +261,14 @@ fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
             Ok(())
         }
     };
+    if !sampler::is_sampler(algo) {
+        refuse("iterations", args.iterations.is_some())?;
+        refuse("alpha", args.alpha.is_some())?;
+        refuse("sigma-x", args.sigma_x.is_some())?;
+        refuse("sigma-a", args.sigma_a.is_some())?;
+        refuse("window", args.window.is_some())?;
+        refuse("resample", args.resample)?;
+    }
     let refine_applies = matches!(algo, Algo::DpMeans | Algo::CollapsedDpMeans | Algo::BpMeans);
     refuse("refine", args.refine && !refine_applies)?;
     refuse("reg", args.reg.is_some() && algo != Algo::Mahalanobis)?;
@@ -219,7 +277,7 @@ fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
             refuse("penalty", args.penalty.is_some())?;
             Checked::KMeans(
                 KMeans::params(k()?)
-                    .restarts(args.restarts)
+                    .restarts(args.restarts())
                     .max_iter(args.max_iter)
                     .seed(args.seed)
                     .check()?,
@@ -234,7 +292,7 @@ fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
             Checked::Dp(
                 builder
                     .k_max(args.k)
-                    .restarts(args.restarts)
+                    .restarts(args.restarts())
                     .max_iter(args.max_iter)
                     .seed(args.seed)
                     .refine(args.refine)
@@ -243,13 +301,16 @@ fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
         }
         Algo::Mahalanobis => {
             let mut builder = Mahalanobis::params(k()?, penalty()?)
-                .restarts(args.restarts)
+                .restarts(args.restarts())
                 .max_iter(args.max_iter)
                 .seed(args.seed);
             if let Some(r) = args.reg {
                 builder = builder.reg(r);
             }
             Checked::Maha(builder.check()?)
+        }
+        Algo::IbpGibbs | Algo::IbpSemicollapsed | Algo::IbpAccelerated | Algo::Meibp => {
+            Checked::Sampler(sampler::check(args)?)
         }
         Algo::BpMeans | Algo::CollapsedBpMeans | Algo::KFeatures | Algo::StepwiseKFeatures => {
             let builder = match algo {
@@ -261,9 +322,10 @@ fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
                     KFeatures::params(k()?)
                 }
             };
+
             Checked::Features(
                 builder
-                    .restarts(args.restarts)
+                    .restarts(args.restarts())
                     .max_iter(args.max_iter)
                     .seed(args.seed)
                     .refine(args.refine)
@@ -295,13 +357,23 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
             (y, Some(projection))
         }
     };
+    let split = match args.holdout {
+        Some(f) => Some(
+            Holdout::new(x.n_rows(), x.n_cols(), f, args.seed)
+                .map_err(|e| CliError(format!("--holdout {f}: {e}")))?,
+        ),
+        None => None,
+    };
+    let train_rows = split.as_ref().map(|h| h.train(&x));
+    let train = train_rows.as_ref().unwrap_or(&x);
     if let Some(k) = args.k
-        && k > x.n_rows()
+        && k > train.n_rows()
+        && args.algo != Algo::Meibp
     {
         return Err(CliError(format!(
             "--k {k} is larger than the number of rows N = {}; choose k ≤ {}",
-            x.n_rows(),
-            x.n_rows()
+            train.n_rows(),
+            train.n_rows()
         )));
     }
     let staging = Staging::open(&args.out)?;
@@ -310,19 +382,69 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
     let ticker = bar.reveal_later();
     let started = Instant::now();
     let fitted = with_threads(args.threads, || -> Result<Fitted, madbayes::FitError> {
-        Ok(match &checked {
-            Checked::KMeans(p) => Fitted::from_clustering(&p.fit_with(&x, &bar)?),
-            Checked::Dp(p) => Fitted::from_clustering(&p.fit_with(&x, &bar)?),
-            Checked::Maha(p) => Fitted::from_mahalanobis(&p.fit_with(&x, &bar)?),
-            Checked::Features(p) => Fitted::from_features(&p.fit_with(&x, &bar)?),
-        })
+        let mut fitted = match &checked {
+            Checked::KMeans(p) => Fitted::from_clustering(&p.fit_with(train, &bar)?),
+            Checked::Dp(p) => Fitted::from_clustering(&p.fit_with(train, &bar)?),
+            Checked::Maha(p) => Fitted::from_mahalanobis(&p.fit_with(train, &bar)?),
+            Checked::Features(p) => Fitted::from_features(&p.fit_with(train, &bar)?),
+            Checked::Sampler(p) => return sampler::fit(p, train, &x, split.as_ref()),
+        };
+        if let Some(h) = &split {
+            fitted
+                .extra_json
+                .push(("heldout", heldout_json(h, train, &x, &fitted)));
+        }
+        Ok(fitted)
     })?;
     let seconds = started.elapsed().as_secs_f64();
     bar.finish();
     if let Some(t) = ticker {
         let _ = t.join();
     }
-    write_result(staging, &args, &x, &fitted?, seconds, projection.as_ref())
+    write_result(
+        staging,
+        &args,
+        train,
+        &fitted?,
+        seconds,
+        projection.as_ref(),
+    )
+}
+
+/// The held-out score of a hard-assignment fit: each test row takes the nearest mean
+/// (clusters) or best z (features) on its visible entries; σ_X² is the training residual per
+/// entry, ‖X_train − Z A‖²_F / (N_train · D), floored at 10⁻⁶ × the data's variance per entry.
+fn heldout_json(h: &Holdout, train: &RowMatrix, x: &RowMatrix, f: &Fitted) -> Value {
+    let rss = match &f.labels {
+        Some(labels) => madbayes::clustering::objective::sum_of_squares(train, labels, &f.means),
+        None => madbayes::features::objective::sum_of_squares(train, &f.z, &f.means),
+    };
+    let entries = (train.n_rows() * train.n_cols()) as f64;
+    // A fit that reproduces every training row (σ_X = 0) would give held-out entries zero
+    // density: the variance is floored at 10⁻⁶ of the data's variance per entry.
+    let mean = madbayes::linalg::mean_row(train);
+    let spread: f64 = train
+        .rows()
+        .map(|r| madbayes::linalg::sq_dist(r, &mean))
+        .sum::<f64>()
+        / entries;
+    let sigma_x = (rss / entries).max(1e-6 * spread).sqrt();
+    let s = match &f.labels {
+        Some(_) => h.score(x, sigma_x, |row, hid| {
+            predict_hidden_cluster(&f.means, row, hid)
+        }),
+        None => h.score(x, sigma_x, |row, hid| {
+            predict_hidden_features(&f.means, row, hid)
+        }),
+    };
+    json!({
+        "test_rows": h.test_rows.len(),
+        "hidden_entries": s.entries,
+        "loglik": s.loglik,
+        "l2": s.l2,
+        "sigma_x": sigma_x,
+        "sigma_x_rule": "training residual per entry (floored at 1e-6 of the data variance)",
+    })
 }
 
 fn write_result(
@@ -352,13 +474,18 @@ fn write_result(
         .map_err(|e| CliError(format!("cannot encode summary.json: {e}")))?;
     staging.write("summary.json", (text + "\n").as_bytes())?;
     staging.commit()?;
+    let score = if sampler::is_sampler(args.algo) {
+        let lj = fitted.trace.last().copied().unwrap_or(f64::NAN);
+        format!("log p(X, Z) = {lj}")
+    } else {
+        format!("objective = {}", fitted.objective)
+    };
     println!(
-        "{}: N = {}, D = {}, K = {}, objective = {}, {} iterations (converged: {}), {:.3} s; results in {}",
+        "{}: N = {}, D = {}, K = {}, {score}, {} iterations (converged: {}), {:.3} s; results in {}",
         args.algo.name(),
         x.n_rows(),
         x.n_cols(),
         fitted.k,
-        fitted.objective,
         fitted.n_iter,
         fitted.converged,
         seconds,
@@ -390,7 +517,7 @@ fn summary_json(args: &FitArgs, x: &RowMatrix, fitted: &Fitted, seconds: f64) ->
         "penalty": args.penalty,
         "k_max": k_max,
         "refine": args.refine,
-        "restarts": args.restarts,
+        "restarts": args.restarts(),
         "seed": args.seed,
         "threads": args.threads,
         "max_iter": args.max_iter,
@@ -408,6 +535,24 @@ fn summary_json(args: &FitArgs, x: &RowMatrix, fitted: &Fitted, seconds: f64) ->
         "version": env!("CARGO_PKG_VERSION"),
     });
     if let Value::Object(map) = &mut summary {
+        if sampler::is_sampler(args.algo) {
+            // One chain, no objective to minimise: its log joint and trace stand instead.
+            for key in [
+                "objective",
+                "penalty",
+                "refine",
+                "restarts",
+                "best_run",
+                "restart_objectives",
+            ] {
+                map.remove(key);
+            }
+            map.insert("iterations_asked".into(), json!(args.iterations));
+            if args.algo != Algo::Meibp {
+                // A chain runs its sweeps; it does not converge.
+                map.remove("converged");
+            }
+        }
         for (key, value) in &fitted.extra_json {
             map.insert((*key).to_string(), value.clone());
         }

@@ -6,6 +6,7 @@ mod fit;
 mod generate;
 mod output;
 mod progress;
+mod sampler;
 
 use clap::{Parser, Subcommand};
 

@@ -108,32 +108,124 @@ impl Holdout {
     }
 
     /// Scores `predict` (which returns a test row's hidden entries, in the order of its
-    /// hidden columns, from the row and those columns) against the true hidden values.
+    /// hidden columns, from the row and those columns) against the true hidden values:
+    /// [`PredictiveAverage`] with one sample.
     pub fn score(
         &self,
         x: &RowMatrix,
         sigma_x: f64,
+        predict: impl FnMut(&[f64], &[usize]) -> Vec<f64>,
+    ) -> HeldOutScore {
+        let mut avg = PredictiveAverage::new(self, x);
+        avg.add(sigma_x, predict)
+    }
+}
+
+/// The posterior predictive of the hidden entries averaged over samples (a chain's retained
+/// sweeps): for each test row, p(x_hidden) ≈ (1/S) Σ_s Π_c N(x_c | prediction_s,c, σ_s²),
+/// and the L2 error of the averaged prediction. With one sample it is that sample's score.
+pub struct PredictiveAverage<'a> {
+    holdout: &'a Holdout,
+    x: &'a RowMatrix,
+    samples: usize,
+    /// Per test row: log Σ_s p_s(hidden entries), and Σ_s of the predictions.
+    log_sum: Vec<f64>,
+    pred_sum: Vec<Vec<f64>>,
+    last_sigma: f64,
+}
+
+impl<'a> PredictiveAverage<'a> {
+    /// No samples yet.
+    pub fn new(holdout: &'a Holdout, x: &'a RowMatrix) -> Self {
+        Self {
+            holdout,
+            x,
+            samples: 0,
+            log_sum: vec![f64::NEG_INFINITY; holdout.test_rows.len()],
+            pred_sum: holdout.hidden.iter().map(|h| vec![0.0; h.len()]).collect(),
+            last_sigma: f64::NAN,
+        }
+    }
+
+    /// Adds one sample (its noise level and its predictions); returns that sample's own
+    /// score.
+    pub fn add(
+        &mut self,
+        sigma_x: f64,
         mut predict: impl FnMut(&[f64], &[usize]) -> Vec<f64>,
     ) -> HeldOutScore {
-        let mut sq = 0.0;
-        let mut entries = 0usize;
-        for (&r, hid) in self.test_rows.iter().zip(&self.hidden) {
-            let pred = predict(x.row(r), hid);
-            for (&c, p) in hid.iter().zip(&pred) {
-                let e = x.row(r)[c] - p;
+        let var = sigma_x * sigma_x;
+        let log_norm = -0.5 * (std::f64::consts::TAU * var).ln();
+        let (mut sq, mut ll, mut entries) = (0.0, 0.0, 0usize);
+        for (t, (&r, hid)) in self
+            .holdout
+            .test_rows
+            .iter()
+            .zip(&self.holdout.hidden)
+            .enumerate()
+        {
+            let pred = predict(self.x.row(r), hid);
+            let mut row_ll = 0.0;
+            for ((&c, p), acc) in hid.iter().zip(&pred).zip(self.pred_sum[t].iter_mut()) {
+                let e = self.x.row(r)[c] - p;
                 sq += e * e;
+                row_ll += log_norm - e * e / (2.0 * var);
+                *acc += p;
                 entries += 1;
             }
+            ll += row_ll;
+            self.log_sum[t] = log_add(self.log_sum[t], row_ll);
         }
-        let var = sigma_x * sigma_x;
-        let loglik = -0.5 * (std::f64::consts::TAU * var).ln() - sq / (2.0 * var * entries as f64);
+        self.samples += 1;
+        self.last_sigma = sigma_x;
         HeldOutScore {
             l2: sq / entries as f64,
-            loglik,
+            loglik: ll / entries as f64,
             sigma_x,
             entries,
         }
     }
+
+    /// Samples added so far.
+    pub fn samples(&self) -> usize {
+        self.samples
+    }
+
+    /// The averaged score: mean log predictive density and mean squared error of the
+    /// averaged prediction, per hidden entry (`sigma_x` is that of the last sample).
+    pub fn score(&self) -> HeldOutScore {
+        let s = self.samples.max(1) as f64;
+        let (mut sq, mut ll, mut entries) = (0.0, 0.0, 0usize);
+        for (t, (&r, hid)) in self
+            .holdout
+            .test_rows
+            .iter()
+            .zip(&self.holdout.hidden)
+            .enumerate()
+        {
+            ll += self.log_sum[t] - s.ln();
+            for (&c, p) in hid.iter().zip(&self.pred_sum[t]) {
+                let e = self.x.row(r)[c] - p / s;
+                sq += e * e;
+                entries += 1;
+            }
+        }
+        HeldOutScore {
+            l2: sq / entries as f64,
+            loglik: ll / entries as f64,
+            sigma_x: self.last_sigma,
+            entries,
+        }
+    }
+}
+
+/// log(e^a + e^b), exact when either is −∞.
+fn log_add(a: f64, b: f64) -> f64 {
+    let (hi, lo) = if a > b { (a, b) } else { (b, a) };
+    if lo == f64::NEG_INFINITY {
+        return hi;
+    }
+    hi + (lo - hi).exp().ln_1p()
 }
 
 /// The scores of one model on the hidden entries.
@@ -272,6 +364,27 @@ mod tests {
         assert_eq!(predict_hidden_features(&a, &row, &[2, 4]), vec![3.0, 6.0]);
         let means = RowMatrix::from_rows(&[[0.0; 5], [1.0, 0.0, 3.0, 1.0, 6.0]]);
         assert_eq!(predict_hidden_cluster(&means, &row, &[4]), vec![6.0]);
+    }
+
+    #[test]
+    fn averaging_two_samples_mixes_their_densities() {
+        let x = RowMatrix::from_rows(&[[1.0, 2.0], [3.0, 4.0]]);
+        let h = Holdout {
+            train_rows: vec![0],
+            test_rows: vec![1],
+            hidden: vec![vec![0]],
+        };
+        let mut avg = PredictiveAverage::new(&h, &x);
+        let a = avg.add(1.0, |_, _| vec![2.0]); // error 1
+        let b = avg.add(1.0, |_, _| vec![3.0]); // error 0
+        let dens = |e: f64| (-0.5 * e * e).exp() / std::f64::consts::TAU.sqrt();
+        assert!((a.loglik - dens(1.0).ln()).abs() < 1e-12);
+        assert!((b.loglik - dens(0.0).ln()).abs() < 1e-12);
+        let s = avg.score();
+        assert!((s.loglik - (0.5 * (dens(1.0) + dens(0.0))).ln()).abs() < 1e-12);
+        // The averaged prediction is 2.5: error 0.5.
+        assert!((s.l2 - 0.25).abs() < 1e-12);
+        assert_eq!(avg.samples(), 2);
     }
 
     #[test]

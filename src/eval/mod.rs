@@ -4,5 +4,6 @@
 mod holdout;
 
 pub use holdout::{
-    HeldOutScore, Holdout, HoldoutError, predict_hidden_cluster, predict_hidden_features,
+    HeldOutScore, Holdout, HoldoutError, PredictiveAverage, predict_hidden_cluster,
+    predict_hidden_features,
 };

@@ -170,13 +170,35 @@ impl MeibpParams {
 pub struct MeibpValidParams(MeibpParams);
 
 impl MeibpValidParams {
+    /// The IBP concentration α.
+    pub fn alpha(&self) -> f64 {
+        self.0.alpha
+    }
+
+    /// (σ_X, σ_A) used on `x`: the given values, or 0.75 × the data's standard deviation.
+    pub fn sigmas(&self, x: &RowMatrix) -> (f64, f64) {
+        let s = super::params::data_std(x);
+        (
+            self.0.sigma_x.unwrap_or(0.75 * s),
+            self.0.sigma_a.unwrap_or(0.75 * s),
+        )
+    }
+
     /// Runs MEIBP on `x`.
     pub fn fit(&self, x: &RowMatrix) -> Result<MeibpFit, FitError> {
+        self.fit_with(x, &mut |_, _, _| {})
+    }
+
+    /// [`fit`](Self::fit), calling `each(record, z, a)` after every iteration with the
+    /// active columns of Z and the means of q(A) on them.
+    pub fn fit_with(
+        &self,
+        x: &RowMatrix,
+        each: &mut dyn FnMut(&MeibpTraceRecord, &RowMatrix, &RowMatrix),
+    ) -> Result<MeibpFit, FitError> {
         let p = &self.0;
         check_data(x)?;
-        let s = super::params::data_std(x);
-        let sx = p.sigma_x.unwrap_or(0.75 * s);
-        let sa = p.sigma_a.unwrap_or(0.75 * s);
+        let (sx, sa) = self.sigmas(x);
         if !(sx > 0.0 && sa > 0.0) {
             return Err(FitError::TooFewRows(
                 "the data have zero standard deviation; give sigma-x and sigma-a explicitly".into(),
@@ -203,30 +225,22 @@ impl MeibpValidParams {
                 }
             }
             st.update_q(x);
-            trace.push(MeibpTraceRecord {
+            let record = MeibpTraceRecord {
                 iteration: it,
                 seconds: start.elapsed().as_secs_f64(),
                 k: st.active().len(),
                 evidence: st.evidence(x),
                 changed_rows: changed,
-            });
+            };
+            let (zm, am) = st.active_z_and_means(x.n_cols());
+            each(&record, &zm, &am);
+            trace.push(record);
             if changed == 0 {
                 converged = true;
                 break;
             }
         }
-        let active = st.active();
-        let d = x.n_cols();
-        let mut zm = RowMatrix::zeros(n, active.len());
-        let mut am = RowMatrix::zeros(active.len(), d);
-        for (j, &c) in active.iter().enumerate() {
-            for i in 0..n {
-                zm.row_mut(i)[j] = f64::from(u8::from(st.z[i][c]));
-            }
-            for t in 0..d {
-                am.row_mut(j)[t] = st.q[c * d + t].mean;
-            }
-        }
+        let (zm, am) = st.active_z_and_means(x.n_cols());
         Ok(MeibpFit {
             z: zm,
             a: am,
@@ -248,6 +262,23 @@ pub(crate) struct State {
 }
 
 impl State {
+    /// The active columns of Z (as 0/1 numbers) and the means of q(A) on them.
+    fn active_z_and_means(&self, d: usize) -> (RowMatrix, RowMatrix) {
+        let active = self.active();
+        let n = self.z.len();
+        let mut zm = RowMatrix::zeros(n, active.len());
+        let mut am = RowMatrix::zeros(active.len(), d);
+        for (j, &c) in active.iter().enumerate() {
+            for i in 0..n {
+                zm.row_mut(i)[j] = f64::from(u8::from(self.z[i][c]));
+            }
+            for t in 0..d {
+                am.row_mut(j)[t] = self.q[c * d + t].mean;
+            }
+        }
+        (zm, am)
+    }
+
     pub fn new(x: &RowMatrix, z: Vec<Vec<bool>>, alpha: f64, sx: f64, sa: f64) -> Self {
         let k = z.first().map_or(0, Vec::len);
         let d = x.n_cols();

@@ -296,6 +296,11 @@ impl IbpValidParams {
         self.kind
     }
 
+    /// Number of sweeps.
+    pub fn iterations(&self) -> usize {
+        self.iterations
+    }
+
     /// Runs the chain on `x`.
     pub fn fit(&self, x: &RowMatrix) -> Result<IbpFit, FitError> {
         self.fit_with(x, &mut |_, _| {})

@@ -75,6 +75,12 @@ fn samplers_write_z_a_and_a_trace_with_held_out_scores() {
         let k = s["k"].as_u64().unwrap() as usize;
         assert_eq!(s["n"], 48, "{algo}: the fit sees the 48 training rows");
         assert!(s.get("restart_objectives").is_none() && s.get("objective").is_none());
+        if algo != "meibp" {
+            let kept = &s["retained"];
+            assert_eq!(kept["samples"], 6, "{algo}: the second half of 12 sweeps");
+            let ess = kept["ess_log_joint"].as_f64().unwrap();
+            assert!(ess > 0.0 && ess <= 12.0, "{algo}: {kept}");
+        }
         let held = &s["heldout"];
         assert_eq!(held["test_rows"], 12);
         assert_eq!(

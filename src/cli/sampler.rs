@@ -10,12 +10,13 @@
 //! held-out columns score the current sample: A is the posterior mean given Z (samplers) or
 //! the mean of q(A) (MEIBP), and each test row takes the z that best fits its visible
 //! entries. The summary's `heldout` averages the predictive density over the retained
-//! samples: every sweep of the second half of the chain (MEIBP: its final state).
+//! samples: every sweep of the second half of the chain (MEIBP: its final state), and
+//! `retained` gives the effective sample size of K and of the log joint over that half.
 
 use super::CliError;
 use super::fit::{Algo, FitArgs, Fitted};
 use madbayes::RowMatrix;
-use madbayes::eval::{Holdout, PredictiveAverage, predict_hidden_features};
+use madbayes::eval::{Holdout, PredictiveAverage, effective_sample_size, predict_hidden_features};
 use madbayes::ibp::{
     IbpKind, IbpSampler, IbpValidParams, Meibp, MeibpValidParams, a_posterior, collapsed_log_lik,
     log_ibp_prior,
@@ -150,7 +151,18 @@ pub(super) fn fit(
             extra_json.push(("alpha", json!(fit.alpha())));
             extra_json.push(("sigma_x", json!(fit.sigma_x())));
             extra_json.push(("sigma_a", json!(fit.sigma_a())));
-            extra_json.push(("retained_samples", json!(total - total / 2)));
+            let kept = &fit.trace()[total / 2..];
+            let ks: Vec<f64> = kept.iter().map(|r| r.k as f64).collect();
+            let ljs: Vec<f64> = kept.iter().map(|r| r.log_joint).collect();
+            extra_json.push((
+                "retained",
+                json!({
+                    "samples": kept.len(),
+                    "ess_k": effective_sample_size(&ks),
+                    "ess_log_joint": effective_sample_size(&ljs),
+                    "mean_k": ks.iter().sum::<f64>() / ks.len().max(1) as f64,
+                }),
+            ));
             (
                 fit.z().clone(),
                 fit.a().clone(),

@@ -1,7 +1,11 @@
 //! Evaluation shared by every algorithm: held-out rows with hidden entries, predicted from
-//! what a fitted model learned, scored by squared error and Gaussian log-likelihood.
+//! what a fitted model learned, scored by squared error and Gaussian log-likelihood; and the
+//! effective sample size of a sampler's chains.
 
+mod ess;
 mod holdout;
+
+pub use ess::effective_sample_size;
 
 pub use holdout::{
     HeldOutScore, Holdout, HoldoutError, PredictiveAverage, predict_hidden_cluster,

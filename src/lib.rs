@@ -14,6 +14,7 @@
 pub mod clustering;
 pub mod error;
 pub mod eval;
+pub mod experiments;
 pub mod features;
 pub mod generate;
 pub mod ibp;

@@ -2,6 +2,7 @@
 //! stderr and exits with status 2.
 
 mod demo;
+mod experiment;
 mod fit;
 mod generate;
 mod output;
@@ -30,6 +31,9 @@ enum Command {
     /// draws, Gaussian clusters) into a folder.
     #[command(name = "gen")]
     Gen(generate::GenArgs),
+    /// Reproduce an experiment of the MAD-Bayes paper.
+    #[command(subcommand)]
+    Experiment(experiment::Experiment),
 }
 
 /// A failure to report: one line, exit status 2.
@@ -56,6 +60,7 @@ pub fn main() -> i32 {
         Command::Fit(args) => fit::run(args),
         Command::Demo(args) => demo::run(args),
         Command::Gen(args) => generate::run(args),
+        Command::Experiment(e) => experiment::run(e),
     };
     match result {
         Ok(()) => 0,

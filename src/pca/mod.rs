@@ -278,6 +278,28 @@ impl Pca {
         y
     }
 
+    /// Y = X Vᵀ, the rows projected on the components *without* removing the mean (the
+    /// MAD-Bayes authors' preparation of the tabletop photos): every row keeps the
+    /// projection of the mean, m Vᵀ, which a feature model then learns as a base feature
+    /// held by all rows. `transform(x)` plus m Vᵀ on every row.
+    ///
+    /// # Panics
+    /// When `x` does not have D columns.
+    pub fn project_uncentred(&self, x: &RowMatrix) -> RowMatrix {
+        let mut y = self.transform(x);
+        let k = self.n_components();
+        let mut mv = vec![0.0; k];
+        for (j, c) in self.components.rows().enumerate() {
+            mv[j] = c.iter().zip(&self.mean).map(|(a, b)| a * b).sum();
+        }
+        for r in 0..y.n_rows() {
+            for (v, m) in y.row_mut(r).iter_mut().zip(&mv) {
+                *v += m;
+            }
+        }
+        y
+    }
+
     /// X̂ = Y V + 1 mᵀ: points of the D'-dimensional space back in the original one.
     ///
     /// # Panics

@@ -222,3 +222,16 @@ fn orthonormalisation_completes_vanishing_rows() {
     let c: f64 = v.row(4).iter().zip(&w).map(|(a, b)| a * b).sum();
     assert!((c.abs() - 1.0).abs() < 1e-12, "{c}");
 }
+
+#[test]
+fn uncentred_projection_is_x_times_the_components() {
+    let x = random(30, 8, 5);
+    let pca = Pca::params(4).fit(&x).unwrap();
+    let y = pca.project_uncentred(&x);
+    for i in 0..x.n_rows() {
+        for (j, c) in pca.components().rows().enumerate() {
+            let want: f64 = x.row(i).iter().zip(c).map(|(a, b)| a * b).sum();
+            assert!((y.row(i)[j] - want).abs() < 1e-12 * (1.0 + want.abs()));
+        }
+    }
+}

@@ -1,0 +1,48 @@
+//! The tabletop photos (../shared/data/tabletop, when present): stepwise K-features settles
+//! on a base feature held by every photo plus one feature per object.
+
+use madbayes::experiments::tabletop_matrix;
+use madbayes::features::StepwiseKFeatures;
+use madbayes::io::read_image_folder;
+use std::path::Path;
+
+#[test]
+fn stepwise_k_features_finds_a_base_feature_and_four_objects() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/tabletop/images");
+    if !dir.is_dir() {
+        eprintln!("skipped: {} not found", dir.display());
+        return;
+    }
+    let set = read_image_folder(&dir, false).unwrap();
+    let y = tabletop_matrix(set.x, 100).unwrap();
+    // P = 12 (authors' scaling): the 5th feature lowers the residual by ≈ 44, the 6th by ≈ 6.
+    let fit = StepwiseKFeatures::params(12.0)
+        .restarts(50)
+        .seed(1)
+        .check()
+        .unwrap()
+        .fit(&y)
+        .unwrap();
+    assert_eq!(fit.k(), 5, "objective by K: {:?}", fit.objective_by_k());
+    let z = fit.z();
+    let counts: Vec<usize> = (0..5)
+        .map(|k| (0..100).filter(|&n| z.row(n)[k] != 0.0).count())
+        .collect();
+    assert_eq!(
+        counts.iter().filter(|&&c| c == 100).count(),
+        1,
+        "{counts:?}"
+    );
+    // The four objects are each on the table in roughly half the photos.
+    assert!(
+        counts.iter().filter(|&&c| (25..=75).contains(&c)).count() == 4,
+        "{counts:?}"
+    );
+    // Every one of the 2⁴ object combinations is photographed.
+    let mut codes: Vec<Vec<u8>> = (0..100)
+        .map(|n| z.row(n).iter().map(|&v| v as u8).collect())
+        .collect();
+    codes.sort();
+    codes.dedup();
+    assert_eq!(codes.len(), 16);
+}

@@ -5,7 +5,9 @@ mod demo;
 mod fit;
 mod generate;
 mod output;
+mod pictures;
 mod progress;
+mod render;
 
 use clap::{Parser, Subcommand};
 
@@ -29,6 +31,9 @@ enum Command {
     /// draws, Gaussian clusters) into a folder.
     #[command(name = "gen")]
     Gen(generate::GenArgs),
+    /// Redraw the pictures of a result folder written by `fit` (features/, overview.png for
+    /// images; trace.png otherwise).
+    Render(render::RenderArgs),
 }
 
 /// A failure to report: one line, exit status 2.
@@ -55,6 +60,7 @@ pub fn main() -> i32 {
         Command::Fit(args) => fit::run(args),
         Command::Demo(args) => demo::run(args),
         Command::Gen(args) => generate::run(args),
+        Command::Render(args) => render::run(args),
     };
     match result {
         Ok(()) => 0,

@@ -44,7 +44,7 @@ pub enum Algo {
 }
 
 impl Algo {
-    fn name(self) -> &'static str {
+    pub(super) fn name(self) -> &'static str {
         match self {
             Algo::Kmeans => "kmeans",
             Algo::DpMeans => "dp-means",
@@ -163,7 +163,7 @@ struct Projection {
 }
 
 /// Parameters checked before any data is read.
-enum Checked {
+pub(super) enum Checked {
     KMeans(KMeansValidParams),
     Dp(DpMeansValidParams),
     Maha(MahalanobisValidParams),
@@ -171,10 +171,10 @@ enum Checked {
 }
 
 /// What every algorithm's result is written as.
-struct Fitted {
-    k: usize,
-    objective: f64,
-    n_iter: usize,
+pub(super) struct Fitted {
+    pub(super) k: usize,
+    pub(super) objective: f64,
+    pub(super) n_iter: usize,
     converged: bool,
     trace: Vec<f64>,
     run_objectives: Vec<f64>,
@@ -236,7 +236,8 @@ impl Fitted {
     }
 }
 
-fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
+/// Checks the options of one fit before any data is read.
+pub(super) fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
     let algo = args.algo;
     let penalty = || {
         args.penalty
@@ -354,14 +355,7 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
     let bar = RestartBar::new(args.algo.name(), args.quiet);
     let ticker = bar.reveal_later();
     let started = Instant::now();
-    let fitted = with_threads(args.threads, || -> Result<Fitted, madbayes::FitError> {
-        Ok(match &checked {
-            Checked::KMeans(p) => Fitted::from_clustering(&p.fit_with(&x, &bar)?),
-            Checked::Dp(p) => Fitted::from_clustering(&p.fit_with(&x, &bar)?),
-            Checked::Maha(p) => Fitted::from_mahalanobis(&p.fit_with(&x, &bar)?),
-            Checked::Features(p) => Fitted::from_features(&p.fit_with(&x, &bar)?),
-        })
-    })?;
+    let fitted = with_threads(args.threads, || fit_checked(&checked, &x, &bar))?;
     let seconds = started.elapsed().as_secs_f64();
     bar.finish();
     if let Some(t) = ticker {
@@ -376,6 +370,20 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
         images: images.as_ref(),
     };
     write_result(staging, &out)
+}
+
+/// Runs checked parameters on the data (on the current rayon pool).
+pub(super) fn fit_checked(
+    checked: &Checked,
+    x: &RowMatrix,
+    bar: &RestartBar,
+) -> Result<Fitted, madbayes::FitError> {
+    Ok(match checked {
+        Checked::KMeans(p) => Fitted::from_clustering(&p.fit_with(x, bar)?),
+        Checked::Dp(p) => Fitted::from_clustering(&p.fit_with(x, bar)?),
+        Checked::Maha(p) => Fitted::from_mahalanobis(&p.fit_with(x, bar)?),
+        Checked::Features(p) => Fitted::from_features(&p.fit_with(x, bar)?),
+    })
 }
 
 /// Everything `write_result` writes.

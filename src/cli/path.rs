@@ -302,14 +302,26 @@ pub fn run(args: PathArgs) -> Result<(), CliError> {
         println!(
             "  K = {:>4}: penalty {} .. {} ({} grid value{})",
             s.k,
-            penalties[s.first],
-            penalties[s.last],
+            short(penalties[s.first]),
+            short(penalties[s.last]),
             s.last - s.first + 1,
             if s.last == s.first { "" } else { "s" }
         );
     }
     println!("results in {}", args.out.display());
     Ok(())
+}
+
+/// A penalty with six significant digits, trailing zeros dropped (path.csv and path.json
+/// keep every digit).
+fn short(v: f64) -> String {
+    let digits = (5 - v.abs().log10().floor() as i64).clamp(0, 12) as usize;
+    let s = format!("{v:.digits$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
 }
 
 /// The options of one `fit` at `penalty`.
@@ -372,6 +384,13 @@ mod tests {
         }
         assert!(grid(None, None).is_err());
         assert!(grid(Some("1"), Some("1:2:3")).is_err());
+    }
+
+    #[test]
+    fn penalties_print_with_six_significant_digits() {
+        assert_eq!(short(0.8773066621237415), "0.877307");
+        assert_eq!(short(200.0), "200");
+        assert_eq!(short(22.79704562095194), "22.797");
     }
 
     #[test]

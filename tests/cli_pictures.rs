@@ -309,3 +309,44 @@ fn render_of_a_folder_that_is_not_a_result_is_one_error_line() {
     );
     assert_eq!(fs::read_dir(d.path()).unwrap().count(), 0, "files left");
 }
+
+#[test]
+fn tabletop_features_are_drawn_and_redrawn() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/tabletop/images");
+    if !root.exists() {
+        println!("skipped: ../shared not found");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("tab");
+    // Penalty 1200 ≈ the paper's 12 on data scaled by 1/sqrt(N − 1) (N = 100).
+    let args = [
+        "fit",
+        s(&root),
+        "--pca",
+        "100",
+        "--algo",
+        "stepwise-k-features",
+        "--penalty",
+        "1200",
+        "--restarts",
+        "10",
+        "--out",
+        s(&out),
+        "--quiet",
+    ];
+    let (fit, render, _) = fit_then_render(&args, &out);
+    assert_eq!(fit, render);
+    let sm = summary(&out);
+    let k = sm["k"].as_u64().unwrap() as usize;
+    assert_eq!(sm["image"]["width"], 320);
+    assert_eq!(sm["image"]["height"], 240);
+    assert_eq!(sm["image"]["channels"], 3);
+    for j in 0..k {
+        let (w, h, c, _) = decode(&fit[&format!("features/feature_{j:02}.png")]);
+        assert_eq!((w, h, c), (320, 240, 3));
+    }
+    assert_eq!(fit.len(), k + 2, "features, base.png and overview.png");
+    let (w, h, _, _) = decode(&fit["overview.png"]);
+    assert!(w >= 160 * 3 && h >= 2 * 120, "{w}×{h}");
+}

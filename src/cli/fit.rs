@@ -72,7 +72,9 @@ pub struct FitArgs {
     /// Algorithm to run.
     #[arg(long, value_enum)]
     pub algo: Algo,
-    /// Folder to write summary.json, labels.csv, means.csv and z.csv into.
+    /// Folder to write summary.json, labels.csv, means.csv and z.csv into, with pictures:
+    /// for a folder of images features/ (one PNG per cluster or feature mean, and base.png)
+    /// and overview.png; for other inputs trace.png (objective per iteration).
     #[arg(long)]
     pub out: PathBuf,
     /// The penalty P = λ²: the objective cost of one more cluster.

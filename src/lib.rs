@@ -23,6 +23,7 @@ pub mod linalg;
 pub mod matrix;
 pub mod metrics;
 pub mod pca;
+pub mod plot;
 pub mod restarts;
 
 pub use error::{FitError, ParamError};

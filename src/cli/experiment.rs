@@ -81,7 +81,7 @@ pub fn run(e: Experiment) -> Result<(), CliError> {
 }
 
 /// The photos as the authors' code prepares them (see the module documentation).
-fn tabletop_matrix(images: &PathBuf, dims: usize) -> Result<RowMatrix, CliError> {
+fn tabletop_matrix(images: &std::path::Path, dims: usize) -> Result<RowMatrix, CliError> {
     let set = read_image_folder(images, false)?;
     if set.x.n_rows() < 2 {
         return Err(CliError(format!(

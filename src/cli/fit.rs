@@ -1,6 +1,9 @@
 //! `madbayes fit INPUT --algo ALGO --out DIR …`
 
 use super::output::{Staging, binary_csv, labels_csv, matrix_csv};
+use super::pictures::{
+    PixelResult, image_files, image_json, is_clustering, read_examples, trace_png,
+};
 use super::progress::RestartBar;
 use super::sampler::{self, SamplerChecked};
 use super::{CliError, with_threads};
@@ -14,8 +17,9 @@ use madbayes::eval::{Holdout, predict_hidden_cluster, predict_hidden_features};
 use madbayes::features::{
     BpMeans, CollapsedBpMeans, FeatureModel, FeatureValidParams, KFeatures, StepwiseKFeatures,
 };
-use madbayes::io::{ReadOptions, read_matrix_with, write_npy_to};
+use madbayes::io::{ReadOptions, read_image_folder, read_matrix_with, write_npy_to};
 use madbayes::pca::Pca;
+use madbayes::plot::pictures::{ImageLayout, Kind};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -82,7 +86,9 @@ pub struct FitArgs {
     /// Algorithm to run.
     #[arg(long, value_enum)]
     pub algo: Algo,
-    /// Folder to write summary.json, labels.csv, means.csv and z.csv into.
+    /// Folder to write summary.json, labels.csv, means.csv and z.csv into, with pictures:
+    /// for a folder of images features/ (one PNG per cluster or feature mean, and base.png)
+    /// and overview.png; for other inputs trace.png (objective per iteration).
     #[arg(long)]
     pub out: PathBuf,
     /// The penalty P = λ²: the objective cost of one more cluster.
@@ -153,8 +159,49 @@ pub struct FitArgs {
 }
 
 impl FitArgs {
-    fn restarts(&self) -> usize {
+    pub(super) fn restarts(&self) -> usize {
         self.restarts.unwrap_or(10)
+    }
+}
+
+/// What is kept of an image-folder input to draw the pictures.
+pub struct ImageInput {
+    pub layout: ImageLayout,
+    pub files: Vec<PathBuf>,
+}
+
+/// True when `read_matrix_with` reads `path` as a folder of images.
+pub fn is_image_folder(path: &std::path::Path) -> bool {
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    !matches!(ext.as_str(), "csv" | "npy") && path.is_dir()
+}
+
+/// Reads the data matrix as `read_matrix_with` does, keeping the images' layout and files
+/// when the input is a folder of images.
+pub fn read_input(
+    input: &std::path::Path,
+    grey: bool,
+) -> Result<(RowMatrix, Option<ImageInput>), CliError> {
+    if is_image_folder(input) {
+        let set = read_image_folder(input, grey)?;
+        let layout = ImageLayout {
+            height: set.height,
+            width: set.width,
+            channels: set.channels,
+            grey,
+        };
+        Ok((
+            set.x,
+            Some(ImageInput {
+                layout,
+                files: set.files,
+            }),
+        ))
+    } else {
+        Ok((read_matrix_with(input, ReadOptions { grey })?, None))
     }
 }
 
@@ -166,7 +213,7 @@ struct Projection {
 }
 
 /// Parameters checked before any data is read.
-enum Checked {
+pub(super) enum Checked {
     KMeans(KMeansValidParams),
     Dp(DpMeansValidParams),
     Maha(MahalanobisValidParams),
@@ -240,7 +287,8 @@ impl Fitted {
     }
 }
 
-fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
+/// Checks the options of one fit before any data is read.
+pub(super) fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
     let algo = args.algo;
 
     let penalty = || {
@@ -338,7 +386,7 @@ fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
 
 pub fn run(args: FitArgs) -> Result<(), CliError> {
     let checked = check_params(&args)?;
-    let x = read_matrix_with(&args.input, ReadOptions { grey: args.grey })?;
+    let (x, images) = read_input(&args.input, args.grey)?;
     check_data(&x).map_err(|e| CliError(format!("{}: {e}", args.input.display())))?;
     let (x, projection) = match args.pca {
         None => (x, None),
@@ -382,13 +430,10 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
     let ticker = bar.reveal_later();
     let started = Instant::now();
     let fitted = with_threads(args.threads, || -> Result<Fitted, madbayes::FitError> {
-        let mut fitted = match &checked {
-            Checked::KMeans(p) => Fitted::from_clustering(&p.fit_with(train, &bar)?),
-            Checked::Dp(p) => Fitted::from_clustering(&p.fit_with(train, &bar)?),
-            Checked::Maha(p) => Fitted::from_mahalanobis(&p.fit_with(train, &bar)?),
-            Checked::Features(p) => Fitted::from_features(&p.fit_with(train, &bar)?),
-            Checked::Sampler(p) => return sampler::fit(p, train, &x, split.as_ref()),
-        };
+        if let Checked::Sampler(p) = &checked {
+            return sampler::fit(p, train, &x, split.as_ref());
+        }
+        let mut fitted = fit_checked(&checked, train, &bar)?;
         if let Some(h) = &split {
             fitted
                 .extra_json
@@ -401,14 +446,15 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
     if let Some(t) = ticker {
         let _ = t.join();
     }
-    write_result(
-        staging,
-        &args,
-        train,
-        &fitted?,
+    let out = Output {
+        args: &args,
+        x: train,
+        fitted: &fitted?,
         seconds,
-        projection.as_ref(),
-    )
+        projection: projection.as_ref(),
+        images: images.as_ref(),
+    };
+    write_result(staging, &out)
 }
 
 /// The held-out score of a hard-assignment fit: each test row takes the nearest mean
@@ -447,14 +493,34 @@ fn heldout_json(h: &Holdout, train: &RowMatrix, x: &RowMatrix, f: &Fitted) -> Va
     })
 }
 
-fn write_result(
-    mut staging: Staging,
-    args: &FitArgs,
+/// Runs checked parameters on the data (on the current rayon pool).
+pub(super) fn fit_checked(
+    checked: &Checked,
     x: &RowMatrix,
-    fitted: &Fitted,
+    bar: &RestartBar,
+) -> Result<Fitted, madbayes::FitError> {
+    Ok(match checked {
+        Checked::KMeans(p) => Fitted::from_clustering(&p.fit_with(x, bar)?),
+        Checked::Dp(p) => Fitted::from_clustering(&p.fit_with(x, bar)?),
+        Checked::Maha(p) => Fitted::from_mahalanobis(&p.fit_with(x, bar)?),
+        Checked::Features(p) => Fitted::from_features(&p.fit_with(x, bar)?),
+        Checked::Sampler(p) => sampler::fit(p, x, x, None)?,
+    })
+}
+
+/// Everything `write_result` writes.
+struct Output<'a> {
+    args: &'a FitArgs,
+    x: &'a RowMatrix,
+    fitted: &'a Fitted,
     seconds: f64,
-    projection: Option<&Projection>,
-) -> Result<(), CliError> {
+    projection: Option<&'a Projection>,
+    images: Option<&'a ImageInput>,
+}
+
+fn write_result(mut staging: Staging, out: &Output) -> Result<(), CliError> {
+    let (args, x, fitted, seconds) = (out.args, out.x, out.fitted, out.seconds);
+    let projection = out.projection;
     if let Some(labels) = &fitted.labels {
         staging.write("labels.csv", labels_csv(labels).as_bytes())?;
     }
@@ -464,11 +530,45 @@ fn write_result(
         staging.write(name, body.as_bytes())?;
     }
     let mut summary = summary_json(args, x, fitted, seconds);
-    if let Some(p) = projection {
-        write_projection(&mut staging, p, fitted)?;
-        if let Value::Object(map) = &mut summary {
-            map.insert("pca".to_string(), projection_json(p, fitted));
+    let means_original = match projection {
+        Some(p) => {
+            let original = write_projection(&mut staging, p, fitted)?;
+            if let Value::Object(map) = &mut summary {
+                map.insert("pca".to_string(), projection_json(p, fitted));
+            }
+            Some(original)
         }
+        None => None,
+    };
+    match out.images {
+        Some(images) => {
+            let kind = if is_clustering(args.algo.name()) {
+                Kind::Clusters
+            } else {
+                Kind::Features
+            };
+            let offset = match (kind, projection) {
+                (Kind::Features, Some(p)) => Some(p.pca.mean().to_vec()),
+                _ => None,
+            };
+            let result = PixelResult {
+                kind,
+                layout: images.layout,
+                means: means_original.unwrap_or_else(|| fitted.means.clone()),
+                offset,
+                z: fitted.z.clone(),
+            };
+            let examples = read_examples(&images.files, &result.z, &images.layout)
+                .map_err(|e| CliError(format!("cannot read the example images: {e}")))?;
+            for (name, bytes) in image_files(&result, Some(&examples)) {
+                staging.write(&name, &bytes)?;
+            }
+            staging.replace_pictures_in("features");
+            if let Value::Object(map) = &mut summary {
+                map.insert("image".to_string(), image_json(&images.layout, &args.input));
+            }
+        }
+        None => staging.write("trace.png", &trace_png(args.algo.name(), &fitted.trace))?,
     }
     let text = serde_json::to_string_pretty(&summary)
         .map_err(|e| CliError(format!("cannot encode summary.json: {e}")))?;
@@ -560,12 +660,12 @@ fn summary_json(args: &FitArgs, x: &RowMatrix, fitted: &Fitted, seconds: f64) ->
     summary
 }
 
-/// The PCA files of `--pca`: components, mean, and the means mapped back.
+/// The PCA files of `--pca`: components, mean, and the means mapped back (returned).
 fn write_projection(
     staging: &mut Staging,
     p: &Projection,
     fitted: &Fitted,
-) -> Result<(), CliError> {
+) -> Result<RowMatrix, CliError> {
     let npy = |m: &RowMatrix| {
         let mut buf = Vec::new();
         write_npy_to(&mut buf, m).map(|_| buf)
@@ -580,7 +680,7 @@ fn write_projection(
         p.pca.inverse_transform_directions(&fitted.means)
     };
     staging.write("means_original.csv", matrix_csv(&original).as_bytes())?;
-    Ok(())
+    Ok(original)
 }
 
 fn projection_json(p: &Projection, fitted: &Fitted) -> Value {

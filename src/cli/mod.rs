@@ -6,7 +6,10 @@ mod experiment;
 mod fit;
 mod generate;
 mod output;
+mod path;
+mod pictures;
 mod progress;
+mod render;
 mod sampler;
 
 use clap::{Parser, Subcommand};
@@ -34,6 +37,12 @@ enum Command {
     /// Reproduce an experiment of the MAD-Bayes paper.
     #[command(subcommand)]
     Experiment(experiment::Experiment),
+    /// Redraw the pictures of a result folder written by `fit` (features/, overview.png for
+    /// images; trace.png otherwise).
+    Render(render::RenderArgs),
+    /// Run a penalty algorithm over a grid of penalties and report K, the objective and the
+    /// ranges of penalties with the same K.
+    Path(path::PathArgs),
 }
 
 /// A failure to report: one line, exit status 2.
@@ -61,6 +70,8 @@ pub fn main() -> i32 {
         Command::Demo(args) => demo::run(args),
         Command::Gen(args) => generate::run(args),
         Command::Experiment(e) => experiment::run(e),
+        Command::Render(args) => render::run(args),
+        Command::Path(args) => path::run(args),
     };
     match result {
         Ok(()) => 0,

@@ -16,6 +16,8 @@ pub struct Staging {
     created_dir: bool,
     files: Vec<String>,
     committed: bool,
+    /// Sub-folders of DIR whose earlier pictures are removed on commit.
+    replaced: Vec<String>,
 }
 
 impl Staging {
@@ -43,6 +45,7 @@ impl Staging {
             created_dir,
             files: Vec::new(),
             committed: false,
+            replaced: Vec::new(),
         };
         fs::create_dir_all(&tmp).map_err(unwritable)?;
         // A folder can be creatable yet not writable (e.g. read-only mounts); probe it.
@@ -51,9 +54,13 @@ impl Staging {
         Ok(staging)
     }
 
-    /// Stages one file.
+    /// Stages one file; `name` may name a sub-folder (`features/feature_00.png`).
     pub fn write(&mut self, name: &str, contents: &[u8]) -> Result<(), CliError> {
         let path = self.tmp.join(name);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent)
+                .map_err(|e| CliError(format!("cannot write {}: {e}", parent.display())))?;
+        }
         let mut f = fs::File::create(&path)
             .map_err(|e| CliError(format!("cannot write {}: {e}", path.display())))?;
         f.write_all(contents)
@@ -63,9 +70,26 @@ impl Staging {
         Ok(())
     }
 
+    /// On commit, first removes from DIR/`folder` the pictures an earlier run wrote there
+    /// (`feature_*.png`, `cluster_*.png`, `base.png`), so that none of a previous result
+    /// is left among the new ones. Other files are kept.
+    pub fn replace_pictures_in(&mut self, folder: &str) {
+        self.replaced.push(folder.to_string());
+    }
+
     /// Moves the staged files into DIR, in the order written (write `summary.json` last).
     pub fn commit(mut self) -> Result<(), CliError> {
+        for folder in &self.replaced {
+            remove_old_pictures(&self.dir.join(folder));
+        }
         for name in &self.files {
+            if let Some(parent) = Path::new(name).parent()
+                && !parent.as_os_str().is_empty()
+            {
+                let target = self.dir.join(parent);
+                fs::create_dir_all(&target)
+                    .map_err(|e| CliError(format!("cannot create {}: {e}", target.display())))?;
+            }
             fs::rename(self.tmp.join(name), self.dir.join(name)).map_err(|e| {
                 CliError(format!(
                     "cannot move {name} into {}: {e}",
@@ -74,8 +98,23 @@ impl Staging {
             })?;
         }
         self.committed = true;
-        let _ = fs::remove_dir(&self.tmp);
+        let _ = fs::remove_dir_all(&self.tmp);
         Ok(())
+    }
+}
+
+/// Removes the picture files `write_result` puts in a `features/` folder.
+fn remove_old_pictures(folder: &Path) {
+    let Ok(entries) = fs::read_dir(folder) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let ours = name.ends_with(".png")
+            && (name.starts_with("feature_") || name.starts_with("cluster_") || name == "base.png");
+        if ours && entry.path().is_file() {
+            let _ = fs::remove_file(entry.path());
+        }
     }
 }
 

@@ -72,8 +72,19 @@ pub(crate) fn apply_flip(z: &mut [u8], k: usize, gm: &[f64], h: &mut [f64]) {
 /// the smaller error, the others fixed (a flip only when it strictly lowers the error).
 /// `h` must hold G z on entry and holds it on exit. Returns the number of flips.
 pub(crate) fn flip_pass(z: &mut [u8], g: &[f64], gm: &[f64], h: &mut [f64]) -> usize {
+    flip_pass_from(z, g, gm, h, 0)
+}
+
+/// [`flip_pass`] over k = `from`..K only.
+pub(crate) fn flip_pass_from(
+    z: &mut [u8],
+    g: &[f64],
+    gm: &[f64],
+    h: &mut [f64],
+    from: usize,
+) -> usize {
     let mut flips = 0;
-    for k in 0..z.len() {
+    for k in from..z.len() {
         if flip_delta(z, k, g, gm, h) < 0.0 {
             apply_flip(z, k, gm, h);
             flips += 1;

@@ -18,7 +18,7 @@
 //! [`least_squares_means`]: crate::features::least_squares_means
 
 use crate::RowMatrix;
-use crate::features::kernels::{flip_pass, gram, gz, row_cost};
+use crate::features::kernels::{flip_pass, flip_pass_from, gram, gz, row_cost};
 use crate::features::lstsq::least_squares_and_rss;
 use crate::features::model::FeatureRun;
 use crate::features::objective::{residual_ss, row_residual};
@@ -88,6 +88,12 @@ pub(crate) fn bp_means_run(
 /// One BP-means sweep against the fixed means `a` (rows in order 0..N). Returns the number
 /// of changed entries plus opened features, and the means of the opened features (whose
 /// columns were appended to `z`).
+///
+/// The flips of row n over the features that existed when the sweep began depend only on
+/// x_n and those features (the columns opened earlier in the sweep are 0 for row n until
+/// its own pass reaches them), so they run in parallel over row blocks, together with the
+/// GEMM X Aᵀ. The rows are then settled in order: a row flips the features opened earlier
+/// in this sweep (if any), and may open a new one.
 fn sweep(
     x: &RowMatrix,
     x_norms: &[f64],
@@ -98,24 +104,45 @@ fn sweep(
 ) -> (usize, RowMatrix) {
     let (n, d) = (x.n_rows(), x.n_cols());
     let k_old = a.n_rows();
+    let gm_old = gram(a);
     // Gram matrix of old + opened features, row-major with stride `k_now`.
-    let mut gm = gram(a);
+    let mut gm = gm_old.clone();
     let mut opened = RowMatrix::zeros(0, d);
     let mut all = a.clone();
     let mut changed = 0usize;
     let mut g = Vec::new();
     let mut h = Vec::new();
     let mut r = vec![0.0; d];
+    let start: &ZMat = &z.clone();
     ordered_block_reduce(
         n,
         BLOCK_ROWS,
         |_, s, e| {
             let b = e - s;
-            let mut g = vec![0.0; b * k_old];
-            gemm_xat(&mut g, x.rows_slice(s, e), b, a);
-            (s, e, g)
+            let mut gb = vec![0.0; b * k_old];
+            gemm_xat(&mut gb, x.rows_slice(s, e), b, a);
+            let mut rows = vec![0u8; b * k_old];
+            let mut settled = Vec::with_capacity(b);
+            let mut hb = vec![0.0; k_old];
+            for i in 0..b {
+                let zi = &mut rows[i * k_old..(i + 1) * k_old];
+                zi.copy_from_slice(&start.row(s + i)[..k_old]);
+                let gi = &gb[i * k_old..(i + 1) * k_old];
+                gz(zi, &gm_old, &mut hb);
+                let flips = flip_pass(zi, gi, &gm_old, &mut hb);
+                // The new-feature test's inputs, valid while no feature has been opened.
+                let quad: f64 = zi
+                    .iter()
+                    .zip(&hb)
+                    .filter(|(v, _)| **v != 0)
+                    .map(|(_, hv)| *hv)
+                    .sum();
+                let estimate = x_norms[s + i] + row_cost(zi, gi, &gm_old);
+                settled.push((flips, estimate, quad));
+            }
+            (s, e, gb, rows, settled)
         },
-        |(s, e, gb)| {
+        |(s, e, gb, rows, settled)| {
             // Products with the features opened in earlier blocks, by one GEMM for the block;
             // features opened inside this block are multiplied row by row.
             let k_pre = opened.n_rows();
@@ -128,19 +155,24 @@ fn sweep(
                 g.extend_from_slice(&ob[(i - s) * k_pre..(i - s + 1) * k_pre]);
                 g.extend(opened.rows().skip(k_pre).map(|o| dot(o, x.row(i))));
                 let zi = z.row_mut(i);
-                h.resize(k_now, 0.0);
-                gz(zi, &gm, &mut h);
-                changed += flip_pass(zi, &g, &gm, &mut h);
+                zi[..k_old].copy_from_slice(&rows[(i - s) * k_old..(i - s + 1) * k_old]);
+                let (flips, mut estimate, mut quad) = settled[i - s];
+                changed += flips;
+                if k_now > k_old {
+                    h.resize(k_now, 0.0);
+                    gz(zi, &gm, &mut h);
+                    changed += flip_pass_from(zi, &g, &gm, &mut h, k_old);
+                    quad = zi
+                        .iter()
+                        .zip(&h)
+                        .filter(|(v, _)| **v != 0)
+                        .map(|(_, hv)| *hv)
+                        .sum();
+                    estimate = x_norms[i] + row_cost(zi, &g, &gm);
+                }
                 if k_now >= k_max {
                     continue;
                 }
-                let quad: f64 = zi
-                    .iter()
-                    .zip(&h)
-                    .filter(|(v, _)| **v != 0)
-                    .map(|(_, hv)| *hv)
-                    .sum();
-                let estimate = x_norms[i] + row_cost(zi, &g, &gm);
                 let margin = RECOMPUTE_MARGIN * (x_norms[i] + quad.abs());
                 if estimate <= penalty - margin {
                     continue;

@@ -82,10 +82,16 @@ fn naive_dp_means(
 #[test]
 fn waves_give_the_sequential_algorithm() {
     // 40 000 rows span every wave size (256, 512, … up to the largest), and clusters keep
-    // being opened well into the first sweep.
-    let x = blobs(40_000, 4, 60, 3);
-    let norms = row_sq_norms(&x);
-    for (penalty, k_max) in [(30.0, usize::MAX), (30.0, 25), (400.0, usize::MAX)] {
+    // being opened well into the first sweep. With 400 centers: the first sweep's delayed base pass comes while clusters
+    // are still being opened, so both sides of it are exercised (checked by hand: it comes
+    // at row 1 792 with 395 clusters; the sweep ends with 401).
+    for (x, penalty, k_max) in [
+        (blobs(40_000, 4, 60, 3), 30.0, usize::MAX),
+        (blobs(40_000, 4, 60, 3), 30.0, 25),
+        (blobs(40_000, 4, 60, 3), 400.0, usize::MAX),
+        (blobs(40_000, 4, 400, 5), 30.0, usize::MAX),
+    ] {
+        let norms = row_sq_norms(&x);
         let order = random_order(x.n_rows(), &mut run_rng(9, 0));
         let run = dp_means_run(&x, &norms, &mean_row(&x), penalty, k_max, 50, &order);
         let (labels, means, iters) = naive_dp_means(&x, penalty, k_max, 50, &order);

@@ -13,7 +13,9 @@
 //! parallel (skipped while none has been opened, as in most sweeps after the first); only
 //! the clusters opened during the wave itself are checked row by row. Without waves, every
 //! cluster opened in the first sweep (all K of them, starting from one) would be checked row
-//! by row for the rest of that sweep.
+//! by row for the rest of that sweep. The first sweep has no base pass at its start (its one
+//! mean is left by most rows); once a wave opens few clusters, a delayed base pass against
+//! all clusters so far takes over, so the remaining rows are not gathered in visiting order.
 
 use crate::RowMatrix;
 use crate::clustering::model::ClusterRun;
@@ -32,6 +34,10 @@ const WAVE_ROWS: usize = 8 * BLOCK_ROWS;
 
 /// Rows in the first wave of a sweep.
 const FIRST_WAVE_ROWS: usize = 256;
+
+/// The first sweep runs its delayed base pass once a wave opened fewer clusters than
+/// 1/`DELAYED_BASE_RATIO` of its rows (and at least half the rows remain).
+const DELAYED_BASE_RATIO: usize = 8;
 
 /// Runs DP-means sweeps over the rows in `order` (a permutation of `0..N`), starting from
 /// one cluster at `start` (the mean of X, [`mean_row`](crate::linalg::mean_row); given because callers have it).
@@ -66,8 +72,8 @@ pub fn dp_means_run(
         let mut current = means;
         let k0 = if n_iter == 1 { 0 } else { current.n_rows() };
         let mut acc = ClusterSums::zeros(current.n_rows(), d);
-        let base = if k0 > 0 {
-            let pass = base_pass(x, x_norms, &current);
+        let mut base = if k0 > 0 {
+            let pass = base_pass(x, x_norms, &current, None);
             acc.add_partial(&pass.sums);
             base_cost = Some(pass.cost);
             pass.nearest
@@ -108,23 +114,48 @@ pub fn dp_means_run(
             }
             sweep_cost += best.dist;
         };
+        // `base` covers clusters 0..k_base. In the first sweep (no base pass) it starts empty
+        // and is filled once, by a delayed base pass, when the rows opening clusters thin out.
+        let mut k_base = k0;
+        let (mut opened_in_wave, mut last_wave_rows) = (0, 0);
         let mut wave_start = 0;
         let mut wave_len = FIRST_WAVE_ROWS;
         while wave_start < n {
+            let k_snap = current.n_rows();
+            if k_base == 0
+                && wave_start > 0
+                && 2 * (n - wave_start) >= n
+                && DELAYED_BASE_RATIO * opened_in_wave < last_wave_rows
+            {
+                // Few openings in the last wave and at least half the rows still to visit: one
+                // contiguous pass against all clusters so far replaces gathering the rest of
+                // the rows; the sums of the rows not yet visited move to it.
+                let mut visited = vec![false; n];
+                order[..wave_start].iter().for_each(|&r| visited[r] = true);
+                let pass = base_pass(x, x_norms, &current, Some(&visited));
+                acc.add_partial(&pass.sums);
+                base = pass.nearest;
+                k_base = k_snap;
+            }
             let wave_end = (wave_start + wave_len).min(n);
             wave_len = (2 * wave_len).min(WAVE_ROWS);
-            let k_snap = current.n_rows();
-            if k_snap == k0 {
-                // Nothing opened yet in this sweep: the base search is complete.
+            if k_snap == k_base {
+                // Nothing opened since the base search: it is complete.
                 for &r in &order[wave_start..wave_end] {
-                    visit(&mut current, &mut acc, r, k0, base[r], base[r].label);
+                    visit(&mut current, &mut acc, r, k_base, base[r], base[r].label);
                 }
+                opened_in_wave = current.n_rows() - k_snap;
+                last_wave_rows = wave_end - wave_start;
                 wave_start = wave_end;
                 continue;
             }
             // Parallel, by GEMM: nearest of the clusters opened so far in this sweep, and (in
             // the first sweep, which has no base pass) the sums by that label.
-            let opened = RowMatrix::new(k_snap - k0, d, current.rows_slice(k0, k_snap).to_vec());
+            let opened = RowMatrix::new(
+                k_snap - k_base,
+                d,
+                current.rows_slice(k_base, k_snap).to_vec(),
+            );
             let opened_norms = row_sq_norms(&opened);
             ordered_block_reduce(
                 wave_end - wave_start,
@@ -150,14 +181,14 @@ pub fn dp_means_run(
                         let b = base[r];
                         *o = if o.dist < b.dist {
                             Nearest {
-                                label: k0 + o.label,
+                                label: k_base + o.label,
                                 dist: o.dist,
                             }
                         } else {
                             b
                         };
                     }
-                    let sums = (k0 == 0).then(|| {
+                    let sums = (k_base == 0).then(|| {
                         let mut part = ClusterSums::zeros(k_snap, d);
                         for (row, o) in xb.chunks_exact(d.max(1)).zip(&nearest) {
                             part.add(row, o.label);
@@ -172,11 +203,17 @@ pub fn dp_means_run(
                         acc.add_partial(part);
                     }
                     for (&r, &best) in rows.iter().zip(&nearest) {
-                        let provisional = if k0 == 0 { best.label } else { base[r].label };
+                        let provisional = if k_base == 0 {
+                            best.label
+                        } else {
+                            base[r].label
+                        };
                         visit(&mut current, &mut acc, r, k_snap, best, provisional);
                     }
                 },
             );
+            opened_in_wave = current.n_rows() - k_snap;
+            last_wave_rows = wave_end - wave_start;
             wave_start = wave_end;
         }
         let k_now = current.n_rows();
@@ -214,11 +251,17 @@ struct BasePass {
 }
 
 /// Nearest of `means` for all rows (GEMM over contiguous row blocks in parallel), with the
-/// exact cost and the sums folded in block order: the same bits for any thread count, and
-/// the cost is exactly what [`sum_of_squares`] gives for these labels.
+/// exact cost and the sums (of the rows not marked in `skip_sums`) folded in block order: the
+/// same bits for any thread count, and the cost is exactly what [`sum_of_squares`] gives for
+/// these labels.
 ///
 /// [`sum_of_squares`]: crate::clustering::objective::sum_of_squares
-fn base_pass(x: &RowMatrix, x_norms: &[f64], means: &RowMatrix) -> BasePass {
+fn base_pass(
+    x: &RowMatrix,
+    x_norms: &[f64],
+    means: &RowMatrix,
+    skip_sums: Option<&[bool]>,
+) -> BasePass {
     let (k, d) = (means.n_rows(), means.n_cols());
     let m_norms = row_sq_norms(means);
     let mut out = BasePass {
@@ -243,7 +286,9 @@ fn base_pass(x: &RowMatrix, x_norms: &[f64], means: &RowMatrix) -> BasePass {
             let cost = (s..e)
                 .map(|i| {
                     let label = nearest[i - s].label;
-                    part.add(x.row(i), label);
+                    if !skip_sums.is_some_and(|skip| skip[i]) {
+                        part.add(x.row(i), label);
+                    }
                     sq_dist(x.row(i), means.row(label))
                 })
                 .sum::<f64>();
@@ -363,7 +408,7 @@ mod tests {
     fn base_pass_cost_is_the_sum_of_squares_bit_for_bit() {
         let x = data(3 * BLOCK_ROWS + 17);
         let c = RowMatrix::from_rows(&[[1.0, 2.0, 3.0], [5.0, 5.0, 5.0], [9.0, 0.0, 1.0]]);
-        let pass = base_pass(&x, &row_sq_norms(&x), &c);
+        let pass = base_pass(&x, &row_sq_norms(&x), &c, None);
         let labels: Vec<usize> = pass.nearest.iter().map(|nr| nr.label).collect();
         assert_eq!(
             pass.cost.to_bits(),

@@ -37,7 +37,7 @@ const FIRST_WAVE_ROWS: usize = 256;
 
 /// The first sweep runs its delayed base pass once a wave opened fewer clusters than
 /// 1/`DELAYED_BASE_RATIO` of its rows (and at least half the rows remain).
-const DELAYED_BASE_RATIO: usize = 8;
+const DELAYED_BASE_RATIO: usize = 64;
 
 /// Runs DP-means sweeps over the rows in `order` (a permutation of `0..N`), starting from
 /// one cluster at `start` (the mean of X, [`mean_row`](crate::linalg::mean_row); given because callers have it).

@@ -82,9 +82,9 @@ fn naive_dp_means(
 #[test]
 fn waves_give_the_sequential_algorithm() {
     // 40 000 rows span every wave size (256, 512, … up to the largest), and clusters keep
-    // being opened well into the first sweep. With 400 centers: the first sweep's delayed base pass comes while clusters
-    // are still being opened, so both sides of it are exercised (checked by hand: it comes
-    // at row 1 792 with 395 clusters; the sweep ends with 401).
+    // being opened well into the first sweep. The first sweep's delayed base pass comes with
+    // clusters opened on both sides of it (checked by hand: at P = 400 it comes at row 768
+    // with 50 clusters and the sweep ends with 51; with 400 centers at row 3 840).
     for (x, penalty, k_max) in [
         (blobs(40_000, 4, 60, 3), 30.0, usize::MAX),
         (blobs(40_000, 4, 60, 3), 30.0, 25),

@@ -221,6 +221,26 @@ fn digits_groups_add_up_and_kmeans_matches_a_fit() {
     let table = fs::read_to_string(out.join("table.md")).unwrap();
     assert!(table.contains("| `100` |"), "{table}");
     assert!(table.contains("**K-means, K = 4**"), "{table}");
+    // One thread gives the same table as two.
+    let one = tmp.path().join("digits-1");
+    ok(&madbayes(&[
+        "experiment",
+        "groups",
+        "--input",
+        s(&input),
+        "--out",
+        s(&one),
+        "--restarts",
+        "4",
+        "--seed",
+        "7",
+        "--threads",
+        "1",
+    ]));
+    assert_eq!(
+        fs::read(one.join("table.md")).unwrap(),
+        fs::read(out.join("table.md")).unwrap()
+    );
     // Only the result is left: no staging folder.
     let hidden = fs::read_dir(&out)
         .unwrap()

@@ -29,7 +29,7 @@ pub enum Experiment {
     Tabletop(TabletopArgs),
     /// Groups of rows found by stepwise K-features against K-means at K = 3 and 4 (the
     /// paper's faces comparison, Figure 3) on a folder of images such as the FEI faces, the
-    /// scikit-learn digits or an (Fashion-)MNIST IDX file.
+    /// scikit-learn digits or a (Fashion-)MNIST IDX file.
     Groups(super::groups::GroupsArgs),
 }
 

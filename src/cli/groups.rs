@@ -584,12 +584,7 @@ pub fn run(a: GroupsArgs) -> Result<(), CliError> {
         .map_err(|e| CliError(format!("--dims {dims}: {e}")))?;
     let y = &prepared.y;
     let staging = Staging::open(&a.out)?;
-    eprintln!(
-        "groups: {} ({}) → {n} × {d}, prepared {n} × {dims} in {:.2} s",
-        a.input.display(),
-        kind.name(),
-        started.elapsed().as_secs_f64()
-    );
+    let prepare_secs = started.elapsed().as_secs_f64();
 
     let t = Instant::now();
     let prof = profile(y, &a)?;
@@ -609,6 +604,13 @@ pub fn run(a: GroupsArgs) -> Result<(), CliError> {
             )
         }
     };
+    // Progress goes to stderr only once nothing more can fail on the input, so that a
+    // failure is the one line `madbayes: error: …`.
+    eprintln!(
+        "groups: {} ({}) → {n} × {d}, prepared {n} × {dims} in {prepare_secs:.2} s",
+        a.input.display(),
+        kind.name(),
+    );
     eprintln!(
         "K-features residual for K = 0..{}: {:?} ({:.2} s); P = {penalty:.6}",
         prof.residual.len() - 1,

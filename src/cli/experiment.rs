@@ -27,6 +27,10 @@ pub enum Experiment {
     /// The tabletop photos: BP-means, collapsed BP-means, stepwise K-features and Gibbs
     /// sampling side by side (the paper's Figure 1).
     Tabletop(TabletopArgs),
+    /// Groups of rows found by stepwise K-features against K-means at K = 3 and 4 (the
+    /// paper's faces comparison, Figure 3) on a folder of images such as the FEI faces, the
+    /// scikit-learn digits or a (Fashion-)MNIST IDX file.
+    Groups(super::groups::GroupsArgs),
 }
 
 /// Options of `madbayes experiment tabletop`.
@@ -77,6 +81,7 @@ struct Row {
 pub fn run(e: Experiment) -> Result<(), CliError> {
     match e {
         Experiment::Tabletop(a) => tabletop(a),
+        Experiment::Groups(a) => super::groups::run(a),
     }
 }
 

@@ -5,6 +5,7 @@ mod demo;
 mod experiment;
 mod fit;
 mod generate;
+mod groups;
 mod output;
 mod path;
 mod pictures;

@@ -10,35 +10,12 @@
 //! a local mode one-site Gibbs moves leave slowly. With σ_X fixed at 0.2 from the start
 //! the chain freezes early in such modes far more often (2 of 3 seeds tried missed a shape).
 
+#[path = "features_common/mod.rs"]
+mod common;
+
+use common::{read_csv, shared};
 use madbayes::RowMatrix;
 use madbayes::ibp::{IbpKind, IbpSampler};
-use std::path::{Path, PathBuf};
-
-fn shared(rel: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared")
-        .join(rel);
-    if p.exists() {
-        Some(p)
-    } else {
-        println!("skipped: ../shared not found");
-        None
-    }
-}
-
-fn read_csv(path: &Path) -> RowMatrix {
-    let text = std::fs::read_to_string(path).expect("readable csv");
-    let rows: Vec<Vec<f64>> = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            l.split(',')
-                .map(|v| v.trim().parse::<f64>().unwrap())
-                .collect()
-        })
-        .collect();
-    RowMatrix::from_rows(&rows)
-}
 
 #[test]
 fn accelerated_sampler_recovers_the_four_block_shapes() {

@@ -1,35 +1,12 @@
 //! MEIBP (Reed & Ghahramani 2013) on the block images (`../shared/data/block-images`), whose
 //! four true shapes are 0/1 images — nonnegative, as the MEIBP model assumes.
 
+#[path = "features_common/mod.rs"]
+mod common;
+
+use common::{read_csv, shared};
 use madbayes::RowMatrix;
 use madbayes::ibp::{IbpParamError, Meibp};
-use std::path::{Path, PathBuf};
-
-fn shared(rel: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared")
-        .join(rel);
-    if p.exists() {
-        Some(p)
-    } else {
-        println!("skipped: ../shared not found");
-        None
-    }
-}
-
-fn read_csv(path: &Path) -> RowMatrix {
-    let text = std::fs::read_to_string(path).expect("readable csv");
-    let rows: Vec<Vec<f64>> = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            l.split(',')
-                .map(|v| v.trim().parse::<f64>().unwrap())
-                .collect()
-        })
-        .collect();
-    RowMatrix::from_rows(&rows)
-}
 
 #[test]
 fn meibp_recovers_the_four_block_shapes() {

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Benchmarks of the IBP samplers and the MAD-Bayes methods beside them; results are appended
+# to bench/out/<section>.log, written up in bench/ibp_results.md.
+#
+#   bash bench/run_ibp.sh [section]   # section: scaling | heldout | all
+#
+# `scaling`: time per sweep of the collapsed, semi-collapsed and accelerated (W = 1) Gibbs
+# samplers against N, one thread, hyperparameters fixed: data from the IBP prior as in
+# Doshi-Velez & Ghahramani (2009) Table 2 (α = 2, σ_A = 2, σ_X = 0.2, D = 10), and block
+# images; the log-log slope of time against N per sampler.
+# `heldout`: `madbayes fit --holdout 0.1` (same split, --seed 1) of BP-means, collapsed
+# BP-means, stepwise K-features and the four IBP methods on the block images (N = 1000) and
+# on the MEIBP synthetic data (N = 500, D = 500, K = 20); a table and
+# bench/out/heldout_vs_time_<data>.png.
+# Every section prints `uptime` before and after itself: on this 2-core machine, timings
+# taken at a load above ~1.5 are not trustworthy.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+out="$root/bench/out"
+mkdir -p "$out"
+section="${1:-all}"
+
+cargo build --release --example bench_ibp --bin madbayes
+bin="$root/target/release/examples/bench_ibp"
+mb="$root/target/release/madbayes"
+
+stamp() { echo "## $1 — $(date -u +%FT%TZ) — uptime:$(uptime | sed 's/.*load average/ load average/')"; }
+
+run_scaling() {
+    stamp "scaling: start"
+    "$bin" scaling --data prior --ns 50,100,250,500,1000,2000 --burn 10 --sweeps 20 --seed 1 --max-seconds 45
+    "$bin" scaling --data blocks --ns 50,100,250,500,1000,2000 --burn 10 --sweeps 20 --seed 1 --max-seconds 45
+    stamp "scaling: end"
+}
+
+# fit_all NAME INPUT PENALTY KMAX SWEEPS SIGMA_X SIGMA_A: every method on INPUT with the same
+# holdout split; the IBP methods at the given σ_X, σ_A (and their default α: 2, MEIBP 3).
+fit_all() {
+    local name="$1" input="$2" penalty="$3" kmax="$4" sweeps="$5"
+    local sig=(--sigma-x "$6" --sigma-a "$7")
+    local dir="$out/heldout_$name"
+    mkdir -p "$dir"
+    local common=(--holdout 0.1 --seed 1 --threads 1 --quiet)
+    "$mb" fit "$input" --algo bp-means --penalty "$penalty" --restarts 20 --out "$dir/bp-means" "${common[@]}"
+    "$mb" fit "$input" --algo collapsed-bp-means --penalty "$penalty" --restarts 20 --out "$dir/collapsed-bp-means" "${common[@]}"
+    "$mb" fit "$input" --algo stepwise-k-features --penalty "$penalty" --restarts 20 --out "$dir/stepwise-k-features" "${common[@]}"
+    "$mb" fit "$input" --algo ibp-gibbs --iterations "$sweeps" "${sig[@]}" --out "$dir/ibp-gibbs" "${common[@]}"
+    "$mb" fit "$input" --algo ibp-semicollapsed --iterations "$sweeps" "${sig[@]}" --out "$dir/ibp-semicollapsed" "${common[@]}"
+    "$mb" fit "$input" --algo ibp-accelerated --iterations "$sweeps" "${sig[@]}" --out "$dir/ibp-accelerated" "${common[@]}"
+    "$mb" fit "$input" --algo meibp --k "$kmax" --iterations "$sweeps" "${sig[@]}" --out "$dir/meibp" "${common[@]}"
+    local runs=""
+    for m in bp-means collapsed-bp-means stepwise-k-features ibp-gibbs ibp-semicollapsed ibp-accelerated meibp; do
+        runs="${runs:+$runs,}$m=$dir/$m"
+    done
+    "$bin" heldout-report --runs "$runs" --out "$out/heldout_vs_time_$name.png" \
+        --title "held-out log-likelihood vs time: $name"
+}
+
+run_heldout() {
+    local blocks="$root/../shared/data/block-images/data.csv"
+    if [ ! -f "$blocks" ]; then
+        "$mb" gen blocks --n 1000 --p 0.3333333333 --sigma-x 0.2 --seed 1 --out "$out/gen_blocks"
+        blocks="$out/gen_blocks/x.csv"
+    fi
+    "$mb" gen meibp --n 500 --d 500 --k 20 --p 0.4 --sigma-x 1 --seed 1 --npy --out "$out/gen_meibp"
+    stamp "heldout: start"
+    # Penalty rule (σ the true noise level, N the training rows): P = σ² (√N + √D)², the top
+    # of the noise's Marchenko–Pastur spectrum, about the most one feature fitted to pure noise
+    # can remove from ‖X − ZA‖², so that no noise feature pays for itself, while a true
+    # feature held by m rows removes about m‖a‖² ≫ P: blocks 0.04 (√900 + 6)² ≈ 52 → 50;
+    # MEIBP 1 · (√450 + √500)² ≈ 1898 → 1900. (P = Dσ² + 6σ²√(2D), the noise energy of one
+    # row, was tried first on the blocks: BP-means then kept K = 98.)
+    # The IBP methods get the true noise level too (the CLI's defaults, σ_X = 0.25·sd(X),
+    # underestimate it on both sets and the chains then open hundreds of features), and
+    # σ_A = 1 (the true loadings are 0/1).
+    fit_all blocks "$blocks" 50 10 "${BLOCK_SWEEPS:-500}" 0.2 1
+    stamp "heldout: blocks done"
+    fit_all meibp "$out/gen_meibp/x.npy" 1900 30 "${MEIBP_SWEEPS:-30}" 1 1
+    stamp "heldout: end"
+}
+
+case "$section" in
+    scaling) run_scaling 2>&1 | tee -a "$out/scaling.log" ;;
+    heldout) run_heldout 2>&1 | tee -a "$out/heldout.log" ;;
+    all)
+        run_scaling 2>&1 | tee -a "$out/scaling.log"
+        run_heldout 2>&1 | tee -a "$out/heldout.log"
+        ;;
+    *) echo "unknown section $section (scaling | heldout | all)" >&2; exit 2 ;;
+esac

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmarks of the IBP samplers and the MAD-Bayes methods beside them; results are appended
-# to bench/out/<section>.log, written up in bench/ibp_results.md.
+# to bench/out/<section>.log, written up in BENCHMARKS.md ("IBP samplers").
 #
 #   bash bench/run_ibp.sh [section]   # section: scaling | heldout | all
 #

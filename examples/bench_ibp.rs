@@ -1,4 +1,4 @@
-//! Benchmarks of the IBP samplers (see `bench/ibp_results.md` and `bench/run_ibp.sh`).
+//! Benchmarks of the IBP samplers (see `BENCHMARKS.md`, "IBP samplers", and `bench/run_ibp.sh`).
 //!
 //! ```text
 //! cargo run --release --example bench_ibp -- <command> [--key value]...

@@ -35,21 +35,27 @@ fn dense(ones: usize, rows: usize, k: usize) -> bool {
     k > 0 && DENSE_FRACTION * ones >= rows * k
 }
 
-/// `out (K × D) += Z_{s..e}ᵀ X_{s..e}`.
-pub(crate) fn add_ztx_block(x: &RowMatrix, z: &ZMat, s: usize, e: usize, out: &mut RowMatrix) {
-    let (k, d) = (z.k(), x.n_cols());
-    let mut buf = Vec::new();
-    if dense(z_block(z, s, e, &mut buf), e - s, k) {
-        let zt = MatRef::from_row_major_slice(&buf, e - s, k).transpose();
-        let xb = MatRef::from_row_major_slice(x.rows_slice(s, e), e - s, d);
-        let dst = MatMut::from_row_major_slice_mut(out.as_mut_slice(), k, d);
-        matmul(dst, Accum::Add, zt, xb, 1.0, Par::Seq);
+/// `out (K × D) += Z_bᵀ X_b` for a block given as its rows of X (`xb`, row-major) and of Z
+/// (`zb`, row-major `b × k` bytes).
+pub(crate) fn add_ztx_rows(xb: &[f64], zb: &[u8], k: usize, out: &mut RowMatrix) {
+    let d = out.n_cols();
+    if k == 0 || d == 0 {
         return;
     }
-    for n in s..e {
-        for (c, &v) in z.row(n).iter().enumerate() {
+    let b = zb.len() / k;
+    let ones = zb.iter().filter(|&&v| v != 0).count();
+    if dense(ones, b, k) {
+        let buf: Vec<f64> = zb.iter().map(|&v| f64::from(v)).collect();
+        let zt = MatRef::from_row_major_slice(&buf, b, k).transpose();
+        let xm = MatRef::from_row_major_slice(xb, b, d);
+        let dst = MatMut::from_row_major_slice_mut(out.as_mut_slice(), k, d);
+        matmul(dst, Accum::Add, zt, xm, 1.0, Par::Seq);
+        return;
+    }
+    for (zr, xr) in zb.chunks_exact(k).zip(xb.chunks_exact(d)) {
+        for (c, &v) in zr.iter().enumerate() {
             if v != 0 {
-                axpy(1.0, x.row(n), out.row_mut(c));
+                axpy(1.0, xr, out.row_mut(c));
             }
         }
     }
@@ -119,7 +125,8 @@ mod tests {
         for every in [2, 13] {
             let (x, z, a) = problem(300, 6, 5, every);
             let mut ztx = RowMatrix::zeros(6, 5);
-            add_ztx_block(&x, &z, 0, 300, &mut ztx);
+            let rows: Vec<u8> = (0..300).flat_map(|i| z.row(i).to_vec()).collect();
+            add_ztx_rows(x.as_slice(), &rows, 6, &mut ztx);
             let got = residual_ss_block(&x, &z, &a, 0, 300);
             let mut want_ztx = RowMatrix::zeros(6, 5);
             let mut want = 0.0;

@@ -11,7 +11,7 @@
 //! solution; Â is the one with zero rows on the dependent columns (not the minimum-norm one).
 //! ZᵀZ and ZᵀX are summed over fixed row blocks in block order (thread-count independent).
 
-use super::dense::add_ztx_block;
+use super::dense::add_ztx_rows;
 use super::zmat::ZMat;
 use crate::RowMatrix;
 use crate::linalg::{BLOCK_ROWS, axpy, ordered_block_reduce};
@@ -42,35 +42,76 @@ pub fn least_squares_means(x: &RowMatrix, z: &RowMatrix) -> LeastSquares {
 /// ZᵀZ (`K × K`, row-major) and ZᵀX (`K × D`).
 pub(crate) fn normal_equations(x: &RowMatrix, z: &ZMat) -> (Vec<f64>, RowMatrix) {
     let (k, d) = (z.k(), x.n_cols());
-    let mut ztz = vec![0.0; k * k];
-    let mut ztx = RowMatrix::zeros(k, d);
+    let mut acc = NormalSums::zeros(k, d);
     ordered_block_reduce(
         x.n_rows(),
         BLOCK_ROWS,
         |_, s, e| {
-            let mut m = vec![0u32; k * k];
-            let mut on = Vec::with_capacity(k);
-            for n in s..e {
-                on.clear();
-                on.extend((0..k).filter(|&c| z.row(n)[c] != 0));
-                for &i in &on {
-                    for &j in &on {
-                        m[i * k + j] += 1;
-                    }
+            let mut rows = Vec::with_capacity((e - s) * k);
+            (s..e).for_each(|n| rows.extend_from_slice(z.row(n)));
+            NormalSums::of_block(x.rows_slice(s, e), &rows, k, d)
+        },
+        |part| acc.add(&part),
+    );
+    (acc.ztz, acc.ztx)
+}
+
+/// ZᵀZ and ZᵀX summed over row blocks: a block's part, or the sum of parts added in block
+/// order (so the result is the same for any thread count).
+pub(crate) struct NormalSums {
+    pub ztz: Vec<f64>,
+    pub ztx: RowMatrix,
+}
+
+impl NormalSums {
+    pub fn zeros(k: usize, d: usize) -> Self {
+        Self {
+            ztz: vec![0.0; k * k],
+            ztx: RowMatrix::zeros(k, d),
+        }
+    }
+
+    /// The part of one block: its rows of X (`xb`) and of Z (`zb`, `b × k` bytes).
+    pub fn of_block(xb: &[f64], zb: &[u8], k: usize, d: usize) -> Self {
+        let mut m = vec![0u32; k * k];
+        let mut on = Vec::with_capacity(k);
+        for zr in zb.chunks_exact(k.max(1)) {
+            on.clear();
+            on.extend((0..k).filter(|&c| zr[c] != 0));
+            for &i in &on {
+                for &j in &on {
+                    m[i * k + j] += 1;
                 }
             }
-            let mut b = RowMatrix::zeros(k, d);
-            add_ztx_block(x, z, s, e, &mut b);
-            (m, b)
-        },
-        |(m, b)| {
-            for (t, v) in ztz.iter_mut().zip(&m) {
-                *t += f64::from(*v);
+        }
+        let mut ztx = RowMatrix::zeros(k, d);
+        add_ztx_rows(xb, zb, k, &mut ztx);
+        Self {
+            ztz: m.iter().map(|&v| f64::from(v)).collect(),
+            ztx,
+        }
+    }
+
+    pub fn add(&mut self, part: &NormalSums) {
+        for (t, v) in self.ztz.iter_mut().zip(&part.ztz) {
+            *t += v;
+        }
+        axpy(1.0, part.ztx.as_slice(), self.ztx.as_mut_slice());
+    }
+
+    /// Keeps the columns of Z marked in `keep`.
+    pub fn retain(&mut self, keep: &[bool]) {
+        let k = keep.len();
+        let kept: Vec<usize> = (0..k).filter(|&i| keep[i]).collect();
+        let mut m = Vec::with_capacity(kept.len() * kept.len());
+        for &i in &kept {
+            for &j in &kept {
+                m.push(self.ztz[i * k + j]);
             }
-            axpy(1.0, b.as_slice(), ztx.as_mut_slice());
-        },
-    );
-    (ztz, ztx)
+        }
+        self.ztz = m;
+        self.ztx.retain_rows(keep);
+    }
 }
 
 pub(crate) fn least_squares(x: &RowMatrix, z: &ZMat) -> LeastSquares {
@@ -88,7 +129,18 @@ const RSS_EXPANSION_FLOOR: f64 = 1e-3;
 /// `RSS_EXPANSION_FLOOR`·‖X‖²_F (as on noise-free data) it is formed explicitly instead.
 pub(crate) fn least_squares_and_rss(x: &RowMatrix, z: &ZMat, x_sq: f64) -> (LeastSquares, f64) {
     let (ztz, ztx) = normal_equations(x, z);
-    let ls = solve_normal(&ztz, ztx.clone());
+    solve_with_rss(&ztz, &ztx, x_sq, x, z)
+}
+
+/// [`least_squares_and_rss`] from given normal equations ZᵀZ (`ztz`) and ZᵀX (`ztx`) of `z`.
+pub(crate) fn solve_with_rss(
+    ztz: &[f64],
+    ztx: &RowMatrix,
+    x_sq: f64,
+    x: &RowMatrix,
+    z: &ZMat,
+) -> (LeastSquares, f64) {
+    let ls = solve_normal(ztz, ztx.clone());
     let k = z.k();
     let gm = super::kernels::gram(&ls.a);
     let cross: f64 = ztx

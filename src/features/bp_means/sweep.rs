@@ -19,7 +19,7 @@
 
 use crate::RowMatrix;
 use crate::features::kernels::{flip_pass, flip_pass_from, gram, gz, row_cost};
-use crate::features::lstsq::least_squares_and_rss;
+use crate::features::lstsq::{NormalSums, normal_equations, solve_with_rss};
 use crate::features::model::FeatureRun;
 use crate::features::objective::{residual_ss, row_residual};
 use crate::features::zmat::ZMat;
@@ -50,12 +50,30 @@ pub(crate) fn bp_means_run(
     let x_sq: f64 = x_norms.iter().sum();
     while n_iter < max_iter {
         n_iter += 1;
-        let (changed, opened) = sweep(x, x_norms, penalty, k_max, &mut z, &a);
+        let (changed, opened, sums) = sweep(x, x_norms, penalty, k_max, &mut z, &a);
         for r in opened.rows() {
             a.push_row(r);
         }
-        let mut removed = clean_columns(&mut z);
-        let (ls, rss) = least_squares_and_rss(x, &z, x_sq);
+        let keep = clean_columns_mask(&z);
+        let mut removed = keep.iter().filter(|&&v| !v).count();
+        if removed > 0 {
+            z.retain_cols(&keep);
+        }
+        // The sweep summed ZᵀZ and ZᵀX of the new Z while it streamed X, unless it opened a
+        // feature; then they are summed afresh.
+        let normal = match sums {
+            Some(mut ne) => {
+                if removed > 0 {
+                    ne.retain(&keep);
+                }
+                ne
+            }
+            None => {
+                let (ztz, ztx) = normal_equations(x, &z);
+                NormalSums { ztz, ztx }
+            }
+        };
+        let (ls, rss) = solve_with_rss(&normal.ztz, &normal.ztx, x_sq, x, &z);
         a = ls.a;
         if !ls.dependent.is_empty() {
             // A column in the span of the others has a zero mean: Z A is unchanged without
@@ -86,8 +104,9 @@ pub(crate) fn bp_means_run(
 }
 
 /// One BP-means sweep against the fixed means `a` (rows in order 0..N). Returns the number
-/// of changed entries plus opened features, and the means of the opened features (whose
-/// columns were appended to `z`).
+/// of changed entries plus opened features, the means of the opened features (whose
+/// columns were appended to `z`), and, when it opened none, ZᵀZ and ZᵀX of the new Z
+/// (summed per block while the block of X is at hand, in block order).
 ///
 /// The flips of row n over the features that existed when the sweep began depend only on
 /// x_n and those features (the columns opened earlier in the sweep are 0 for row n until
@@ -101,9 +120,10 @@ fn sweep(
     k_max: usize,
     z: &mut ZMat,
     a: &RowMatrix,
-) -> (usize, RowMatrix) {
+) -> (usize, RowMatrix, Option<NormalSums>) {
     let (n, d) = (x.n_rows(), x.n_cols());
     let k_old = a.n_rows();
+    let mut sums = Some(NormalSums::zeros(k_old, d));
     let gm_old = gram(a);
     // Gram matrix of old + opened features, row-major with stride `k_now`.
     let mut gm = gm_old.clone();
@@ -140,9 +160,11 @@ fn sweep(
                 let estimate = x_norms[s + i] + row_cost(zi, gi, &gm_old);
                 settled.push((flips, estimate, quad));
             }
-            (s, e, gb, rows, settled)
+            // This block's share of ZᵀZ and ZᵀX, right if no feature opens up to its end.
+            let part = NormalSums::of_block(x.rows_slice(s, e), &rows, k_old, d);
+            (s, e, gb, rows, settled, part)
         },
-        |(s, e, gb, rows, settled)| {
+        |(s, e, gb, rows, settled, part)| {
             // Products with the features opened in earlier blocks, by one GEMM for the block;
             // features opened inside this block are multiplied row by row.
             let k_pre = opened.n_rows();
@@ -200,14 +222,30 @@ fn sweep(
                     changed += 1;
                 }
             }
+            if all.n_rows() > k_old {
+                sums = None;
+            }
+            if let Some(acc) = sums.as_mut() {
+                acc.add(&part);
+            }
         },
     );
-    (changed, opened)
+    (changed, opened, sums)
 }
 
 /// Drops empty columns of Z and merges identical ones (keeping the first). Returns how many
 /// columns went. Means are not kept: the caller recomputes A by least squares.
 pub(crate) fn clean_columns(z: &mut ZMat) -> usize {
+    let keep = clean_columns_mask(z);
+    let removed = keep.iter().filter(|&&v| !v).count();
+    if removed > 0 {
+        z.retain_cols(&keep);
+    }
+    removed
+}
+
+/// The columns [`clean_columns`] keeps: non-empty, and the first of identical ones.
+pub(crate) fn clean_columns_mask(z: &ZMat) -> Vec<bool> {
     let k = z.k();
     let sums = z.col_sums();
     let mut keep = vec![true; k];
@@ -221,11 +259,7 @@ pub(crate) fn clean_columns(z: &mut ZMat) -> usize {
             keep[c] = false;
         }
     }
-    let removed = keep.iter().filter(|&&v| !v).count();
-    if removed > 0 {
-        z.retain_cols(&keep);
-    }
-    removed
+    keep
 }
 
 #[cfg(test)]
@@ -256,7 +290,7 @@ mod tests {
                 let mut z = ZMat::zeros(x.n_rows(), 0);
                 z.push_col();
                 (0..x.n_rows()).for_each(|i| z.row_mut(i)[0] = 1);
-                let (_, opened) = sweep(&x, &row_sq_norms(&x), penalty, usize::MAX, &mut z, &a);
+                let (_, opened, _) = sweep(&x, &row_sq_norms(&x), penalty, usize::MAX, &mut z, &a);
                 // The first row opens a feature; every later row then fits it or its mirror
                 // image exactly or opens its own. Either way no row may keep a residual > P.
                 let mut all = a.clone();

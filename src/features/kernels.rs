@@ -36,13 +36,13 @@ pub(crate) fn row_cost(z: &[u8], g: &[f64], gm: &[f64]) -> f64 {
     c
 }
 
-/// h = G z.
+/// h = G z (G is symmetric, so column j is read as row j: contiguous).
 pub(crate) fn gz(z: &[u8], gm: &[f64], h: &mut [f64]) {
     let k = z.len();
     h.iter_mut().for_each(|v| *v = 0.0);
     for j in (0..k).filter(|&j| z[j] != 0) {
-        for (i, hi) in h.iter_mut().enumerate() {
-            *hi += gm[i * k + j];
+        for (hi, g) in h.iter_mut().zip(&gm[j * k..(j + 1) * k]) {
+            *hi += g;
         }
     }
 }
@@ -63,8 +63,9 @@ pub(crate) fn apply_flip(z: &mut [u8], k: usize, gm: &[f64], h: &mut [f64]) {
     let kk = z.len();
     let sign = if z[k] != 0 { -1.0 } else { 1.0 };
     z[k] ^= 1;
-    for (i, hi) in h.iter_mut().enumerate() {
-        *hi += sign * gm[i * kk + k];
+    // Column k of the symmetric G, read as row k.
+    for (hi, g) in h.iter_mut().zip(&gm[k * kk..(k + 1) * kk]) {
+        *hi += sign * g;
     }
 }
 

@@ -54,25 +54,18 @@ pub(crate) fn bp_means_run(
         for r in opened.rows() {
             a.push_row(r);
         }
-        let keep = clean_columns_mask(&z);
+        // The sweep summed ZᵀZ and ZᵀX of the new Z while it streamed X, unless it opened a
+        // feature; then they are summed afresh. Empty and duplicate columns are read off ZᵀZ.
+        let mut normal = sums.unwrap_or_else(|| {
+            let (ztz, ztx) = normal_equations(x, &z);
+            NormalSums { ztz, ztx }
+        });
+        let keep = clean_columns_mask_from_gram(&normal.ztz, z.k());
         let mut removed = keep.iter().filter(|&&v| !v).count();
         if removed > 0 {
             z.retain_cols(&keep);
+            normal.retain(&keep);
         }
-        // The sweep summed ZᵀZ and ZᵀX of the new Z while it streamed X, unless it opened a
-        // feature; then they are summed afresh.
-        let normal = match sums {
-            Some(mut ne) => {
-                if removed > 0 {
-                    ne.retain(&keep);
-                }
-                ne
-            }
-            None => {
-                let (ztz, ztx) = normal_equations(x, &z);
-                NormalSums { ztz, ztx }
-            }
-        };
         let (ls, rss) = solve_with_rss(&normal.ztz, &normal.ztx, x_sq, x, &z);
         a = ls.a;
         if !ls.dependent.is_empty() {
@@ -244,6 +237,23 @@ pub(crate) fn clean_columns(z: &mut ZMat) -> usize {
     removed
 }
 
+/// The columns [`clean_columns`] keeps, read off ZᵀZ (`ztz`, `k × k`): column c is empty
+/// when (ZᵀZ)_cc = 0, and columns i < j are identical when (ZᵀZ)_ii = (ZᵀZ)_jj = (ZᵀZ)_ij
+/// (their overlap is as large as each). O(K²), no pass over Z.
+pub(crate) fn clean_columns_mask_from_gram(ztz: &[f64], k: usize) -> Vec<bool> {
+    let mut keep: Vec<bool> = (0..k).map(|c| ztz[c * k + c] > 0.0).collect();
+    for j in 0..k {
+        if !keep[j] {
+            continue;
+        }
+        let mjj = ztz[j * k + j];
+        if (0..j).any(|i| keep[i] && ztz[i * k + i] == mjj && ztz[i * k + j] == mjj) {
+            keep[j] = false;
+        }
+    }
+    keep
+}
+
 /// The columns [`clean_columns`] keeps: non-empty, and the first of identical ones.
 pub(crate) fn clean_columns_mask(z: &ZMat) -> Vec<bool> {
     let k = z.k();
@@ -271,6 +281,26 @@ mod tests {
     /// residual of each row is ‖e‖² = 1, but the Gram-matrix estimate ‖x‖² − 2 g + G carries
     /// an error of several units. Every row must open a feature at P = 0.5 (and none at
     /// P = 1.5): the decision has to be taken on the residual recomputed directly.
+    #[test]
+    fn duplicate_and_empty_columns_read_off_the_gram_matrix() {
+        // Columns: 0 base, 1 empty, 2 = 0, 3 other, 4 = 3, 5 = 0, 6 subset of 3.
+        let mut z = ZMat::zeros(9, 7);
+        for n in 0..9 {
+            let r = z.row_mut(n);
+            r[0] = u8::from(n % 2 == 0);
+            r[2] = r[0];
+            r[5] = r[0];
+            r[3] = u8::from(n < 5);
+            r[4] = r[3];
+            r[6] = u8::from(n < 2);
+        }
+        let x = RowMatrix::zeros(9, 1);
+        let (ztz, _) = normal_equations(&x, &z);
+        let want = clean_columns_mask(&z);
+        assert_eq!(want, vec![true, false, false, true, false, false, true]);
+        assert_eq!(clean_columns_mask_from_gram(&ztz, 7), want);
+    }
+
     #[test]
     fn new_features_are_decided_on_the_exact_residual() {
         for scale in [1e8, 2.5e8] {

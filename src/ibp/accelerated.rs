@@ -92,8 +92,15 @@ impl Accelerated {
             let j = rng.random_range(0..=i);
             order.swap(i, j);
         }
-        for w in order.chunks(self.window) {
-            self.window_step(x, w, rng);
+        if self.window == 1 {
+            let mut moments = Moments::of(&self.p, &self.h, self.feats.k(), x.n_cols());
+            for &n in &order {
+                self.row_step(x, n, &mut moments, rng);
+            }
+        } else {
+            for w in order.chunks(self.window) {
+                self.window_step(x, w, rng);
+            }
         }
         self.sweeps += 1;
         if self.refresh > 0 && self.sweeps.is_multiple_of(self.refresh) {
@@ -116,6 +123,79 @@ impl Accelerated {
                 *t += s * v;
             }
         }
+    }
+
+    /// One row (W = 1) in O(K² + KD): the moments of the posterior of A are carried from row
+    /// to row. Removing row n (value u) downdates them,
+    /// Σ₋ = Σ + Σu uᵀΣ / (σ_X² − uᵀΣu),  μ₋ = μ + Σu (uᵀμ − x_n)ᵀ / (σ_X² − uᵀΣu);
+    /// each z_nk is then scored by N(x_n; zᵀμ₋, (zᵀΣ₋z + σ_X²) I) with zᵀμ₋, Σ₋z and zᵀΣ₋z
+    /// updated per flip in O(K + D); j new features add jσ_A² to the variance; and putting
+    /// the row back (value v) is the matching update with σ_X² + vᵀΣ₋v. The same
+    /// conditionals as [`window_step`](Self::window_step) with W = 1.
+    fn row_step(&mut self, x: &RowMatrix, n: usize, mo: &mut Moments, rng: &mut ChaCha8Rng) {
+        let (nn, d) = (x.n_rows(), x.n_cols());
+        let (sx2, sa2) = (self.hyper.sigma_x.powi(2), self.hyper.sigma_a.powi(2));
+        let xn = x.row(n);
+        self.apply_row(x, n, -1.0);
+        let mut k = self.feats.k();
+        let u: Vec<f64> = (0..k)
+            .map(|c| f64::from(u8::from(self.feats.get(n, c))))
+            .collect();
+        mo.update(&u, xn, -1.0, sx2);
+        // The row's current value, scored incrementally.
+        let mut z = u;
+        let mut fit = RowFit::new(&z, mo);
+        for c in shuffled(k, rng) {
+            let on_now = self.feats.get(n, c);
+            let m_minus = self.feats.m(c) - usize::from(on_now);
+            if m_minus == 0 {
+                continue;
+            }
+            let (p0, p1) = log_prior_flip(m_minus, nn);
+            if on_now {
+                fit.flip(c, &mut z, mo);
+            }
+            let l0 = fit.loglik(xn, sx2, 0.0);
+            fit.flip(c, &mut z, mo);
+            let l1 = fit.loglik(xn, sx2, 0.0);
+            let on = draw_binary(p0 + l0, p1 + l1, rng);
+            if !on {
+                fit.flip(c, &mut z, mo);
+            }
+            self.feats.set(n, c, on);
+        }
+        // Drop the features held by n alone: with row n out, their moments are the prior's.
+        for c in (0..k).rev() {
+            if self.feats.get(n, c) && self.feats.m(c) == 1 {
+                fit.flip(c, &mut z, mo);
+                mo.remove(c);
+                fit.remove(c);
+                z.remove(c);
+                self.p = remove_index(&self.p, k, c);
+                self.h.drain(c * d..(c + 1) * d);
+                self.feats.remove(c);
+                k -= 1;
+            }
+        }
+        // New features (Eq. 4).
+        let mut logw = log_poisson_unnorm(self.hyper.alpha / nn as f64, self.hyper.k_new_max);
+        for (j, lw) in logw.iter_mut().enumerate() {
+            *lw += fit.loglik(xn, sx2, j as f64 * sa2);
+        }
+        let j = draw_log_weighted(&logw, rng);
+        if j > 0 {
+            mo.grow(j, sa2);
+            self.p = grow_diag(&self.p, k, j, 1.0 / sa2);
+            self.h.resize((k + j) * d, 0.0);
+            for _ in 0..j {
+                self.feats.push_singleton(n);
+            }
+            z.extend(std::iter::repeat_n(1.0, j));
+            k += j;
+        }
+        debug_assert_eq!(z.len(), k);
+        mo.update(&z, xn, 1.0, sx2);
+        self.apply_row(x, n, 1.0);
     }
 
     fn window_step(&mut self, x: &RowMatrix, rows: &[usize], rng: &mut ChaCha8Rng) {
@@ -202,6 +282,131 @@ impl Accelerated {
         for &n in rows {
             self.apply_row(x, n, 1.0);
         }
+    }
+}
+
+/// The moments of the posterior of A: Σ (`K × K`) and μ (`K × D`).
+struct Moments {
+    k: usize,
+    d: usize,
+    sigma: Vec<f64>,
+    mu: Vec<f64>,
+}
+
+impl Moments {
+    /// Σ = P⁻¹, μ = Σ h (by Cholesky).
+    fn of(p: &[f64], h: &[f64], k: usize, d: usize) -> Self {
+        let l = cholesky(p, k).expect("the precision is positive definite");
+        let sigma = chol_inverse(&l, k);
+        let mut mu = vec![0.0; k * d];
+        for i in 0..k {
+            for j in 0..k {
+                let s = sigma[i * k + j];
+                for c in 0..d {
+                    mu[i * d + c] += s * h[j * d + c];
+                }
+            }
+        }
+        Self { k, d, sigma, mu }
+    }
+
+    /// Adds (`sign` = 1) or removes (−1) an observation x with design `z` and noise σ_X²:
+    /// with g = Σz and s = σ_X² + sign·zᵀg, Σ −= sign·g gᵀ/s and μ += sign·g (x − zᵀμ)ᵀ/s.
+    fn update(&mut self, z: &[f64], x: &[f64], sign: f64, sx2: f64) {
+        let (k, d) = (self.k, self.d);
+        let g: Vec<f64> = (0..k)
+            .map(|i| {
+                (0..k)
+                    .filter(|&j| z[j] != 0.0)
+                    .map(|j| self.sigma[i * k + j])
+                    .sum()
+            })
+            .collect();
+        let s = sx2 + sign * (0..k).filter(|&j| z[j] != 0.0).map(|j| g[j]).sum::<f64>();
+        let mut resid = x.to_vec();
+        for j in (0..k).filter(|&j| z[j] != 0.0) {
+            for (r, m) in resid.iter_mut().zip(&self.mu[j * d..(j + 1) * d]) {
+                *r -= m;
+            }
+        }
+        for i in 0..k {
+            let gi = g[i];
+            if gi == 0.0 {
+                continue;
+            }
+            for j in 0..k {
+                self.sigma[i * k + j] -= sign * gi * g[j] / s;
+            }
+            let f = sign * gi / s;
+            for (m, r) in self.mu[i * d..(i + 1) * d].iter_mut().zip(&resid) {
+                *m += f * r;
+            }
+        }
+    }
+
+    fn remove(&mut self, c: usize) {
+        self.sigma = remove_index(&self.sigma, self.k, c);
+        self.mu.drain(c * self.d..(c + 1) * self.d);
+        self.k -= 1;
+    }
+
+    /// `j` new features with the prior N(0, σ_A²) and no data.
+    fn grow(&mut self, j: usize, sa2: f64) {
+        self.sigma = grow_diag(&self.sigma, self.k, j, sa2);
+        self.mu.resize((self.k + j) * self.d, 0.0);
+        self.k += j;
+    }
+}
+
+/// zᵀμ (`D`), Σz (`K`) and zᵀΣz of one row's value z under [`Moments`], updated per flip.
+struct RowFit {
+    mean: Vec<f64>,
+    g: Vec<f64>,
+    q: f64,
+}
+
+impl RowFit {
+    fn new(z: &[f64], mo: &Moments) -> Self {
+        let (k, d) = (mo.k, mo.d);
+        let mut fit = Self {
+            mean: vec![0.0; d],
+            g: vec![0.0; k],
+            q: 0.0,
+        };
+        let mut zz = vec![0.0; k];
+        for c in (0..k).filter(|&c| z[c] != 0.0) {
+            fit.flip(c, &mut zz, mo);
+        }
+        fit
+    }
+
+    /// Flips z_c (0 ↔ 1) in `z` and updates the fit.
+    fn flip(&mut self, c: usize, z: &mut [f64], mo: &Moments) {
+        let (k, d) = (mo.k, mo.d);
+        let s = if z[c] != 0.0 { -1.0 } else { 1.0 };
+        z[c] += s;
+        self.q += 2.0 * s * self.g[c] + mo.sigma[c * k + c];
+        for (gi, v) in self.g.iter_mut().zip(&mo.sigma[c * k..(c + 1) * k]) {
+            *gi += s * v;
+        }
+        for (m, v) in self.mean.iter_mut().zip(&mo.mu[c * d..(c + 1) * d]) {
+            *m += s * v;
+        }
+    }
+
+    fn remove(&mut self, c: usize) {
+        self.g.remove(c);
+    }
+
+    /// log N(x; zᵀμ, (zᵀΣz + σ_X² + extra) I) up to −(D/2) log 2π.
+    fn loglik(&self, x: &[f64], sx2: f64, extra: f64) -> f64 {
+        let var = self.q + sx2 + extra;
+        let sq: f64 = x
+            .iter()
+            .zip(&self.mean)
+            .map(|(a, b)| (a - b) * (a - b))
+            .sum();
+        -0.5 * x.len() as f64 * var.ln() - 0.5 * sq / var
     }
 }
 
@@ -313,6 +518,48 @@ mod tests {
                 }
             }
             assert!(s.feats.k() > 0);
+        }
+    }
+
+    #[test]
+    fn carried_moments_match_fresh_ones_after_rows_leave_and_return() {
+        let x = data(12, 4, 5);
+        let h = Hyper {
+            alpha: 2.0,
+            sigma_x: 0.4,
+            sigma_a: 1.0,
+            k_new_max: 4,
+        };
+        let mut s = Accelerated::new(&x, Feats::empty(12), h, 1, 0);
+        let mut rng = run_rng(2, 0);
+        for _ in 0..5 {
+            s.sweep(&x, &mut rng);
+        }
+        let (k, d) = (s.feats.k(), 4);
+        assert!(k > 1);
+        let sx2 = h.sigma_x.powi(2);
+        let mut mo = Moments::of(&s.p, &s.h, k, d);
+        let close = |a: &Moments, b: &Moments| {
+            for (p, q) in a.sigma.iter().zip(&b.sigma).chain(a.mu.iter().zip(&b.mu)) {
+                assert!((p - q).abs() < 1e-9 * (1.0 + q.abs()), "{p} vs {q}");
+            }
+        };
+        for n in 0..12 {
+            let u: Vec<f64> = (0..k)
+                .map(|c| f64::from(u8::from(s.feats.get(n, c))))
+                .collect();
+            mo.update(&u, x.row(n), -1.0, sx2);
+            s.apply_row(&x, n, -1.0);
+            close(&mo, &Moments::of(&s.p, &s.h, k, d));
+            // The fit of the row's value matches a direct computation.
+            let fit = RowFit::new(&u, &mo);
+            for t in 0..d {
+                let want: f64 = (0..k).map(|c| u[c] * mo.mu[c * d + t]).sum();
+                assert!((fit.mean[t] - want).abs() < 1e-12 * (1.0 + want.abs()));
+            }
+            mo.update(&u, x.row(n), 1.0, sx2);
+            s.apply_row(&x, n, 1.0);
+            close(&mo, &Moments::of(&s.p, &s.h, k, d));
         }
     }
 

@@ -15,6 +15,22 @@ pub fn run_rng(seed: u64, run: u64) -> ChaCha8Rng {
     rng
 }
 
+/// Shuffles `v` uniformly (Fisher–Yates from the end, one `random_range(0..=i)` per step),
+/// drawing only from `rng`.
+pub fn shuffle<T>(v: &mut [T], rng: &mut ChaCha8Rng) {
+    for i in (1..v.len()).rev() {
+        let j = rng.random_range(0..=i);
+        v.swap(i, j);
+    }
+}
+
+/// A uniformly random permutation of `0..n` ([`shuffle`] of the identity).
+pub fn random_permutation(n: usize, rng: &mut ChaCha8Rng) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    shuffle(&mut order, rng);
+    order
+}
+
 /// Draws an index with probability ∝ `weights` (uniformly when they sum to zero).
 pub fn draw_weighted(weights: &[f64], rng: &mut ChaCha8Rng) -> usize {
     let total: f64 = weights.iter().sum();

@@ -13,8 +13,7 @@
 #[path = "features_common/mod.rs"]
 mod common;
 
-use common::{read_csv, shared};
-use madbayes::RowMatrix;
+use common::uncentred_block_images;
 use madbayes::ibp::{IbpKind, IbpSampler};
 
 #[test]
@@ -33,27 +32,9 @@ fn collapsed_and_semi_collapsed_samplers_recover_the_four_block_shapes() {
 /// Runs `kind` from each seed and checks the recovery described in the module docs, with at
 /// most `max_k` features in all.
 fn recovers(kind: IbpKind, seeds: &[u64], max_k: usize) {
-    let Some(dir) = shared("data/block-images") else {
+    let Some((x, truth)) = uncentred_block_images(200) else {
         return;
     };
-    let full = read_csv(&dir.join("data.csv"));
-    let truth = read_csv(&dir.join("true_weights.csv"));
-    let feats = read_csv(&dir.join("features.csv"));
-    // The file was globally mean-centred: data = features · trueWeights + noise − c, with c
-    // the grand mean of features · trueWeights over its 1000 rows (the data set's README).
-    // Adding c back gives the linear-Gaussian model, which has no offset.
-    let (rows_all, d) = (full.n_rows(), full.n_cols());
-    let mut c = 0.0;
-    for i in 0..rows_all {
-        for t in 0..4 {
-            if feats.row(i)[t] != 0.0 {
-                c += truth.row(t).iter().sum::<f64>();
-            }
-        }
-    }
-    c /= (rows_all * d) as f64;
-    let n = 200;
-    let x = RowMatrix::new(n, d, full.rows_slice(0, n).iter().map(|v| v + c).collect());
     for &seed in seeds {
         let fit = IbpSampler::params(kind)
             .sigma_x(0.5)
@@ -85,7 +66,7 @@ fn recovers(kind: IbpKind, seeds: &[u64], max_k: usize) {
             worst = worst.max(err(best, t));
         }
         println!(
-            "{kind:?} seed {seed}: K = {}, offset c = {c:.4}, σ_X = {:.4}, σ_A = {:.3}, α = {:.2}, \
+            "{kind:?} seed {seed}: K = {}, σ_X = {:.4}, σ_A = {:.3}, α = {:.2}, \
              worst pixel error of the matched features {worst:.3}, log joint {:.1}",
             fit.k(),
             fit.sigma_x(),

@@ -4,31 +4,15 @@
 #[path = "features_common/mod.rs"]
 mod common;
 
-use common::{read_csv, shared};
+use common::uncentred_block_images;
 use madbayes::RowMatrix;
 use madbayes::ibp::{IbpParamError, Meibp};
 
 #[test]
 fn meibp_recovers_the_four_block_shapes() {
-    let Some(dir) = shared("data/block-images") else {
+    let Some((x, truth)) = uncentred_block_images(200) else {
         return;
     };
-    let full = read_csv(&dir.join("data.csv"));
-    let truth = read_csv(&dir.join("true_weights.csv"));
-    let feats = read_csv(&dir.join("features.csv"));
-    // Undo the global centring of the file (see tests/ibp_blocks.rs).
-    let (rows_all, d) = (full.n_rows(), full.n_cols());
-    let mut c = 0.0;
-    for i in 0..rows_all {
-        for t in 0..4 {
-            if feats.row(i)[t] != 0.0 {
-                c += truth.row(t).iter().sum::<f64>();
-            }
-        }
-    }
-    c /= (rows_all * d) as f64;
-    let n = 200;
-    let x = RowMatrix::new(n, d, full.rows_slice(0, n).iter().map(|v| v + c).collect());
     // Three runs from random initial Z (seeds 1–3); MEIBP is a local optimizer, so the run
     // with the highest evidence is the answer, as with restarts elsewhere in the crate.
     let mut best: Option<(f64, f64, usize)> = None;

@@ -2,7 +2,7 @@
 //! Gaussian noise.
 
 use crate::RowMatrix;
-use crate::restarts::run_rng;
+use crate::restarts::{run_rng, shuffle};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
@@ -35,10 +35,7 @@ pub fn gaussian_blobs(n: usize, d: usize, k: usize, box_half: f64, sd: f64, seed
         *v = box_half * (2.0 * rng.random::<f64>() - 1.0);
     }
     let mut labels: Vec<usize> = (0..n).map(|i| i % k.max(1)).collect();
-    for i in (1..n).rev() {
-        let j = rng.random_range(0..=i);
-        labels.swap(i, j);
-    }
+    shuffle(&mut labels, &mut rng);
     let mut x = RowMatrix::zeros(n, d);
     for (i, &c) in labels.iter().enumerate() {
         for j in 0..d {

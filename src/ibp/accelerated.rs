@@ -23,7 +23,6 @@ use super::dense::{chol_inverse, chol_logdet, cholesky, forward, grow_diag, remo
 use super::model::gram;
 use super::state::Feats;
 use crate::RowMatrix;
-use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
 /// State of the accelerated sampler.
@@ -86,12 +85,7 @@ impl Accelerated {
 
     /// One sweep: the rows in a random order, W at a time.
     pub fn sweep(&mut self, x: &RowMatrix, rng: &mut ChaCha8Rng) {
-        let n = x.n_rows();
-        let mut order: Vec<usize> = (0..n).collect();
-        for i in (1..n).rev() {
-            let j = rng.random_range(0..=i);
-            order.swap(i, j);
-        }
+        let order = shuffled(x.n_rows(), rng);
         if self.window == 1 {
             let mut moments = Moments::of(&self.p, &self.h, self.feats.k(), x.n_cols());
             for &n in &order {
@@ -481,6 +475,7 @@ fn window_loglik(
 mod tests {
     use super::*;
     use crate::restarts::run_rng;
+    use rand::RngExt;
 
     fn data(n: usize, d: usize, seed: u64) -> RowMatrix {
         let mut rng = run_rng(seed, 9);

@@ -50,10 +50,5 @@ pub(crate) fn log_prior_flip(m_minus: usize, n: usize) -> (f64, f64) {
 /// the order of the updates to the age of the features, and the scan's outcome would then
 /// depend on more than the class \[Z\] — the chain would no longer leave P(\[Z\] | X) invariant.
 pub(crate) fn shuffled(k: usize, rng: &mut ChaCha8Rng) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..k).collect();
-    for i in (1..k).rev() {
-        let j = rng.random_range(0..=i);
-        order.swap(i, j);
-    }
-    order
+    crate::restarts::random_permutation(k, rng)
 }

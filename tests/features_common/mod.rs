@@ -8,6 +8,29 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::path::{Path, PathBuf};
 
+/// The first `n` rows of `../shared/data/block-images` with the file's global centring undone,
+/// and the four true shapes (`None`, after the skip line, when absent). The file holds
+/// features · trueWeights + noise − c, with c the grand mean of features · trueWeights over
+/// its 1000 rows (the data set's README); adding c back gives the linear-Gaussian model.
+pub fn uncentred_block_images(n: usize) -> Option<(RowMatrix, RowMatrix)> {
+    let dir = shared("data/block-images")?;
+    let full = read_csv(&dir.join("data.csv"));
+    let truth = read_csv(&dir.join("true_weights.csv"));
+    let feats = read_csv(&dir.join("features.csv"));
+    let (rows_all, d) = (full.n_rows(), full.n_cols());
+    let mut c = 0.0;
+    for i in 0..rows_all {
+        for t in 0..4 {
+            if feats.row(i)[t] != 0.0 {
+                c += truth.row(t).iter().sum::<f64>();
+            }
+        }
+    }
+    c /= (rows_all * d) as f64;
+    let x = RowMatrix::new(n, d, full.rows_slice(0, n).iter().map(|v| v + c).collect());
+    Some((x, truth))
+}
+
 /// `../shared/<rel>`, or `None` (after printing the skip line) when the folder is absent.
 pub fn shared(rel: &str) -> Option<PathBuf> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -6,8 +6,7 @@ use crate::clustering::center::{prepare, shift_means};
 use crate::clustering::collapsed_dp_means::{collapsed_dp_means_run, refine};
 use crate::clustering::model::Clustering;
 use crate::error::{FitError, ParamError, check_data, check_penalty};
-use crate::restarts::{Observer, Silent, best_of_runs};
-use rand::RngExt;
+use crate::restarts::{Observer, Silent, best_of_runs, random_permutation};
 use rand_chacha::ChaCha8Rng;
 
 /// Which DP-means algorithm to run.
@@ -173,12 +172,8 @@ impl DpMeansValidParams {
     }
 }
 
-/// A uniformly random permutation of `0..n` (Fisher–Yates on the run's own stream).
+/// A uniformly random permutation of `0..n` on the run's own stream: the order in which a
+/// DP-means run visits the rows ([`random_permutation`]).
 pub fn random_order(n: usize, rng: &mut ChaCha8Rng) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..n).collect();
-    for i in (1..n).rev() {
-        let j = rng.random_range(0..=i);
-        order.swap(i, j);
-    }
-    order
+    random_permutation(n, rng)
 }

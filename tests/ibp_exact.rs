@@ -8,7 +8,12 @@
 //! Two more tests resample α every sweep (Gamma(1, 1) prior) and compare with the exact
 //! posterior over [Z] with α integrated out, and E[α | X].
 //!
-//! Tolerances: 200 000 sweeps after 2 000 of burn-in. The Monte Carlo standard error (SE) of
+//! Three more hide two of the six entries (`fit_imputing`, the missing-entry protocol) and
+//! compare with the exact posterior given the visible entries only, p([Z] | X_O) ∝
+//! P([Z]) p(X_O | Z); that posterior differs from the full-data one by more than the
+//! tolerances (checked), so a sampler that read the hidden values would fail.
+//!
+//! Tolerances: 200 000 sweeps (400 000 when imputing) after 2 000 of burn-in. The Monte Carlo standard error (SE) of
 //! every estimated probability is measured by batch means (100 batches of 2 000 sweeps) and
 //! must be below 0.002 (the chain mixes); each estimate must then lie within 5 SE + 0.001 of
 //! the exact value (the 0.001 absorbs the error of the SE estimate itself), and the total
@@ -17,7 +22,8 @@
 //! caught during development — fails by more than 5 SE.
 
 use madbayes::RowMatrix;
-use madbayes::ibp::{IbpKind, IbpSampler, collapsed_log_lik, log_ibp_prior};
+use madbayes::eval::HiddenEntries;
+use madbayes::ibp::{ColumnPosteriors, IbpKind, IbpSampler, collapsed_log_lik, log_ibp_prior};
 
 const ALPHA: f64 = 1.0;
 const SIGMA_X: f64 = 0.4;
@@ -85,7 +91,7 @@ struct Exact {
 /// ∫ α^K e^{−α H_N} e^{−α} dα = K! / (1 + H_N)^{K+1}, so the class weight is
 /// R(Z) + log K! − (K + 1) log(1 + H_N); given [Z], α ~ Gamma(1 + K, 1 + H_N) with mean
 /// (K + 1)/(1 + H_N).
-fn exact(random_alpha: bool) -> Exact {
+fn exact(random_alpha: bool, hidden: Option<&HiddenEntries>) -> Exact {
     let h_n: f64 = (1..=N).map(|j| 1.0 / j as f64).sum();
     let ln_fact = |k: usize| -> f64 { (2..=k).map(|i| (i as f64).ln()).sum() };
     let x = data();
@@ -106,7 +112,11 @@ fn exact(random_alpha: bool) -> Exact {
             } else {
                 log_ibp_prior(&z, ALPHA)
             };
-            prior + collapsed_log_lik(&x, &z, SIGMA_X, SIGMA_A)
+            prior
+                + match hidden {
+                    Some(h) => ColumnPosteriors::new(&x, h, &z, SIGMA_X, SIGMA_A).log_lik(),
+                    None => collapsed_log_lik(&x, &z, SIGMA_X, SIGMA_A),
+                }
         })
         .collect();
     let max = logp.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -161,11 +171,28 @@ fn mean_and_se_f(v: &[f64]) -> (f64, f64) {
 }
 
 fn check_sampler(kind: IbpKind, window: usize, seed: u64) {
-    check_sampler_with(kind, window, seed, false);
+    check_sampler_with(kind, window, seed, false, None);
 }
 
-fn check_sampler_with(kind: IbpKind, window: usize, seed: u64, random_alpha: bool) {
-    let ex = exact(random_alpha);
+/// Two of the six entries hidden (the most the scattered draw allows on 3 × 2).
+fn two_hidden() -> HiddenEntries {
+    HiddenEntries::scattered(N, 2, 2, 1).unwrap()
+}
+
+fn check_sampler_with(
+    kind: IbpKind,
+    window: usize,
+    seed: u64,
+    random_alpha: bool,
+    hidden: Option<&HiddenEntries>,
+) {
+    let ex = exact(random_alpha, hidden);
+    // Imputing mixes more slowly (the hidden values and Z move each other): twice the sweeps.
+    let samples = if hidden.is_some() {
+        2 * SAMPLES
+    } else {
+        SAMPLES
+    };
     let x = data();
     let params = IbpSampler::params(kind)
         .alpha(ALPHA)
@@ -173,25 +200,27 @@ fn check_sampler_with(kind: IbpKind, window: usize, seed: u64, random_alpha: boo
         .sigma_a(SIGMA_A)
         .window(window)
         .resample_alpha(random_alpha)
-        .iterations(BURN + SAMPLES)
+        .iterations(BURN + samples)
         .seed(seed)
         .check()
         .unwrap();
-    let mut k_series = Vec::with_capacity(SAMPLES);
-    let mut share = Vec::with_capacity(SAMPLES);
-    let mut empty2 = Vec::with_capacity(SAMPLES);
-    let mut alphas = Vec::with_capacity(SAMPLES);
-    params
-        .fit_with(&x, &mut |rec, z| {
-            if rec.iteration > BURN {
-                let (k, s, e) = stats_of_z(z);
-                k_series.push(k);
-                share.push(s);
-                empty2.push(e);
-                alphas.push(rec.alpha);
-            }
-        })
-        .unwrap();
+    let mut k_series = Vec::with_capacity(samples);
+    let mut share = Vec::with_capacity(samples);
+    let mut empty2 = Vec::with_capacity(samples);
+    let mut alphas = Vec::with_capacity(samples);
+    let mut each = |rec: &madbayes::ibp::IbpTraceRecord, z: &RowMatrix| {
+        if rec.iteration > BURN {
+            let (k, s, e) = stats_of_z(z);
+            k_series.push(k);
+            share.push(s);
+            empty2.push(e);
+            alphas.push(rec.alpha);
+        }
+    };
+    match hidden {
+        Some(h) => params.fit_imputing(&x, h, &mut each).unwrap(),
+        None => params.fit_with(&x, &mut each).unwrap(),
+    };
     let mut tv = 0.0;
     for k in 0..=ex.p_k.len() {
         let hit: Vec<bool> = k_series.iter().map(|&v| v == k).collect();
@@ -268,10 +297,50 @@ fn accelerated_gibbs_with_windows_of_two_samples_the_exact_posterior() {
 
 #[test]
 fn collapsed_gibbs_with_alpha_resampling_samples_the_alpha_marginal_posterior() {
-    check_sampler_with(IbpKind::Collapsed, 1, 5, true);
+    check_sampler_with(IbpKind::Collapsed, 1, 5, true, None);
 }
 
 #[test]
 fn accelerated_gibbs_with_alpha_resampling_samples_the_alpha_marginal_posterior() {
-    check_sampler_with(IbpKind::Accelerated, 1, 6, true);
+    check_sampler_with(IbpKind::Accelerated, 1, 6, true, None);
+}
+
+#[test]
+fn hiding_entries_changes_the_exact_posterior() {
+    let full = exact(false, None);
+    let part = exact(false, Some(&two_hidden()));
+    let tv: f64 = full
+        .p_k
+        .iter()
+        .zip(&part.p_k)
+        .map(|(a, b)| 0.5 * (a - b).abs())
+        .sum();
+    println!(
+        "hidden {:?}: TV(K) full vs visible-only {tv:.4}; P(share) {:.4} vs {:.4}; \
+         P(row 2 empty) {:.4} vs {:.4}",
+        two_hidden().entries(),
+        full.share,
+        part.share,
+        full.empty2,
+        part.empty2
+    );
+    let gap = tv
+        .max((full.share - part.share).abs())
+        .max((full.empty2 - part.empty2).abs());
+    assert!(gap > 0.03, "the hidden entries barely matter: {gap}");
+}
+
+#[test]
+fn collapsed_gibbs_imputing_hidden_entries_samples_the_visible_data_posterior() {
+    check_sampler_with(IbpKind::Collapsed, 1, 7, false, Some(&two_hidden()));
+}
+
+#[test]
+fn semi_collapsed_gibbs_imputing_hidden_entries_samples_the_visible_data_posterior() {
+    check_sampler_with(IbpKind::SemiCollapsed, 1, 8, false, Some(&two_hidden()));
+}
+
+#[test]
+fn accelerated_gibbs_imputing_hidden_entries_samples_the_visible_data_posterior() {
+    check_sampler_with(IbpKind::Accelerated, 1, 9, false, Some(&two_hidden()));
 }

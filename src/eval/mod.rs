@@ -4,8 +4,10 @@
 
 mod ess;
 mod holdout;
+mod missing;
 
-pub use ess::effective_sample_size;
+pub use ess::{effective_sample_size, gelman_effective_sample_size};
+pub use missing::{HiddenEntries, MissingError};
 
 pub use holdout::{
     HeldOutScore, Holdout, HoldoutError, PredictiveAverage, predict_hidden_cluster,

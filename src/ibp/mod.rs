@@ -21,12 +21,14 @@ mod dense;
 pub mod erfcx;
 mod hyper;
 mod meibp;
+mod missing;
 pub mod model;
 mod params;
 mod semi;
 mod state;
 
 pub use meibp::{Meibp, MeibpFit, MeibpParams, MeibpTraceRecord, MeibpValidParams};
+pub use missing::{ColumnPosteriors, HiddenScore};
 pub use model::{APosterior, a_posterior, collapsed_log_lik, log_ibp_prior};
 pub use params::{
     IbpFit, IbpKind, IbpParamError, IbpParams, IbpSampler, IbpTraceRecord, IbpValidParams, data_std,

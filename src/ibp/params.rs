@@ -4,12 +4,16 @@
 use super::accelerated::Accelerated;
 use super::collapsed::Collapsed;
 use super::common::Hyper;
+use super::dense::std_normal;
 use super::hyper::{resample_alpha, resample_sigmas};
+use super::missing::ColumnPosteriors;
 use super::model::{a_posterior, collapsed_log_lik, log_ibp_prior};
 use super::semi::SemiCollapsed;
 use super::state::Feats;
 use crate::RowMatrix;
 use crate::error::{FitError, check_data};
+use crate::eval::HiddenEntries;
+use crate::generate::ibp_restaurant;
 use crate::restarts::run_rng;
 use rand_chacha::ChaCha8Rng;
 use std::time::Instant;
@@ -57,7 +61,8 @@ impl IbpSampler {
     /// unless given), 1000 iterations, seed 0, window W = 1 (accelerated only; the optimal W
     /// by D-V&G §4.1), at most 4 new features per row and step (`k_new_max`, the truncation
     /// of Eq. 4 — under α/N ≤ 1 the Poisson mass beyond 4 is below 0.4%, and far smaller
-    /// for the usual α/N ≪ 1). The chain starts from Z with no feature.
+    /// for the usual α/N ≪ 1). The chain starts from Z with no feature unless
+    /// [`start_from_prior`](IbpParams::start_from_prior) is set.
     pub fn params(kind: IbpKind) -> IbpParams {
         IbpParams(IbpValidParams {
             kind,
@@ -71,6 +76,7 @@ impl IbpSampler {
             refresh: 1,
             resample_alpha: false,
             resample_sigmas: false,
+            start_from_prior: false,
         })
     }
 }
@@ -93,6 +99,7 @@ pub struct IbpValidParams {
     refresh: usize,
     resample_alpha: bool,
     resample_sigmas: bool,
+    start_from_prior: bool,
 }
 
 impl IbpParams {
@@ -155,6 +162,13 @@ impl IbpParams {
     /// Default off.
     pub fn resample_sigmas(mut self, on: bool) -> Self {
         self.0.resample_sigmas = on;
+        self
+    }
+    /// Start the chain from a Z drawn from the IBP(α) prior (the Indian-buffet restaurant,
+    /// on the chain's own random stream) instead of an empty Z: chains with different seeds
+    /// then start from different places, as D-V&G's 5 chains do (§6). Default off.
+    pub fn start_from_prior(mut self, on: bool) -> Self {
+        self.0.start_from_prior = on;
         self
     }
     /// Checks the rules that hold for any data.
@@ -312,11 +326,51 @@ impl IbpValidParams {
         x: &RowMatrix,
         each: &mut dyn FnMut(&IbpTraceRecord, &RowMatrix),
     ) -> Result<IbpFit, FitError> {
-        check_data(x)?;
+        self.run(x, None, each)
+    }
+
+    /// Runs the chain on `x` with the entries of `hidden` unseen (the missing-entry protocol
+    /// of D-V&G §6): their values in `x` are never read. They start at the mean of their
+    /// column's visible entries and are imputed after every sweep by a Gibbs step on the
+    /// completed data, A ~ p(A | Z, X) then x_nd ~ N(z_n a_d, σ_X²) for each hidden entry;
+    /// the sampler's own state is then recomputed from the completed X. Each record's
+    /// `log_joint` is log p(X_O | Z) + log P(\[Z\]) over the visible entries X_O only
+    /// ([`ColumnPosteriors`]), and σ_X, σ_A default to 0.25 and 0.75 × the standard deviation
+    /// of the visible entries. `each(record, z)` is called after every sweep; score the
+    /// hidden entries there with [`ColumnPosteriors::score`].
+    pub fn fit_imputing(
+        &self,
+        x: &RowMatrix,
+        hidden: &HiddenEntries,
+        each: &mut dyn FnMut(&IbpTraceRecord, &RowMatrix),
+    ) -> Result<IbpFit, FitError> {
+        if (hidden.n_rows(), hidden.n_cols()) != (x.n_rows(), x.n_cols()) {
+            return Err(FitError::TooFewRows(format!(
+                "the hidden entries are for a {} × {} matrix but the data are {} × {}",
+                hidden.n_rows(),
+                hidden.n_cols(),
+                x.n_rows(),
+                x.n_cols()
+            )));
+        }
+        self.run(x, Some(hidden), each)
+    }
+
+    fn run(
+        &self,
+        x: &RowMatrix,
+        hidden: Option<&HiddenEntries>,
+        each: &mut dyn FnMut(&IbpTraceRecord, &RowMatrix),
+    ) -> Result<IbpFit, FitError> {
+        let mut work = match hidden {
+            Some(h) => fill_column_means(x, h),
+            None => x.clone(),
+        };
+        check_data(&work)?;
         let (sigma_x, sigma_a) = match (self.sigma_x, self.sigma_a) {
             (Some(sx), Some(sa)) => (sx, sa),
             (sx, sa) => {
-                let s = data_std(x);
+                let s = visible_std(x, hidden);
                 if s <= 0.0 {
                     return Err(FitError::TooFewRows(
                         "the data have zero standard deviation, so the default sigma-x and \
@@ -335,39 +389,54 @@ impl IbpValidParams {
         };
         let n = x.n_rows();
         let mut rng = run_rng(self.seed, 0);
-        let feats = Feats::empty(n);
+        let feats = if self.start_from_prior {
+            Feats::from_matrix(&ibp_restaurant(n, self.alpha, &mut rng))
+        } else {
+            Feats::empty(n)
+        };
         let mut chain = match self.kind {
-            IbpKind::Collapsed => Chain::Collapsed(Collapsed::new(x, feats, hyper, self.refresh)),
-            IbpKind::SemiCollapsed => Chain::Semi(SemiCollapsed::new(feats, hyper)),
-            IbpKind::Accelerated => {
-                Chain::Accelerated(Accelerated::new(x, feats, hyper, self.window, self.refresh))
+            IbpKind::Collapsed => {
+                Chain::Collapsed(Collapsed::new(&work, feats, hyper, self.refresh))
             }
+            IbpKind::SemiCollapsed => Chain::Semi(SemiCollapsed::new(feats, hyper)),
+            IbpKind::Accelerated => Chain::Accelerated(Accelerated::new(
+                &work,
+                feats,
+                hyper,
+                self.window,
+                self.refresh,
+            )),
         };
         let mut seconds = 0.0;
         let mut trace = Vec::with_capacity(self.iterations);
         for it in 1..=self.iterations {
             let start = Instant::now();
-            chain.sweep(x, &mut rng);
+            chain.sweep(&work, &mut rng);
             let z = chain.feats().to_row_matrix();
             if self.resample_alpha {
                 hyper.alpha = resample_alpha(&z, &mut rng);
             }
             if self.resample_sigmas {
-                let (sx, sa) = resample_sigmas(x, &z, hyper.sigma_x, hyper.sigma_a, &mut rng);
+                let (sx, sa) = resample_sigmas(&work, &z, hyper.sigma_x, hyper.sigma_a, &mut rng);
                 hyper.sigma_x = sx;
                 hyper.sigma_a = sa;
             }
-            if self.resample_alpha || self.resample_sigmas {
-                chain.set_hyper(x, hyper);
+            if let Some(h) = hidden {
+                impute(&mut work, h, &z, &hyper, &mut rng);
+            }
+            if self.resample_alpha || self.resample_sigmas || hidden.is_some() {
+                chain.set_hyper(&work, hyper);
             }
             seconds += start.elapsed().as_secs_f64();
-            let log_joint = collapsed_log_lik(x, &z, hyper.sigma_x, hyper.sigma_a)
-                + log_ibp_prior(&z, hyper.alpha);
+            let log_lik = match hidden {
+                Some(h) => ColumnPosteriors::new(x, h, &z, hyper.sigma_x, hyper.sigma_a).log_lik(),
+                None => collapsed_log_lik(x, &z, hyper.sigma_x, hyper.sigma_a),
+            };
             let rec = IbpTraceRecord {
                 iteration: it,
                 seconds,
                 k: z.n_cols(),
-                log_joint,
+                log_joint: log_lik + log_ibp_prior(&z, hyper.alpha),
                 alpha: hyper.alpha,
                 sigma_x: hyper.sigma_x,
                 sigma_a: hyper.sigma_a,
@@ -376,7 +445,10 @@ impl IbpValidParams {
             trace.push(rec);
         }
         let z = chain.feats().to_row_matrix();
-        let a = a_posterior(x, &z, hyper.sigma_x, hyper.sigma_a).mean;
+        let a = match hidden {
+            Some(h) => ColumnPosteriors::new(x, h, &z, hyper.sigma_x, hyper.sigma_a).mean_a(),
+            None => a_posterior(x, &z, hyper.sigma_x, hyper.sigma_a).mean,
+        };
         Ok(IbpFit {
             kind: self.kind,
             z,
@@ -386,6 +458,62 @@ impl IbpValidParams {
             sigma_x: hyper.sigma_x,
             sigma_a: hyper.sigma_a,
         })
+    }
+}
+
+/// A copy of `x` with each hidden entry replaced by the mean of its column's visible entries.
+fn fill_column_means(x: &RowMatrix, hidden: &HiddenEntries) -> RowMatrix {
+    let (n, d) = (x.n_rows(), x.n_cols());
+    let mut sums = vec![0.0; d];
+    let mut counts = vec![0usize; d];
+    for i in 0..n {
+        for (c, v) in x.row(i).iter().enumerate() {
+            if !hidden.is_hidden(i, c) {
+                sums[c] += v;
+                counts[c] += 1;
+            }
+        }
+    }
+    let mut work = x.clone();
+    for &(r, c) in hidden.entries() {
+        work.row_mut(r)[c] = sums[c] / counts[c].max(1) as f64;
+    }
+    work
+}
+
+/// The standard deviation of the entries of `x` that are not hidden.
+fn visible_std(x: &RowMatrix, hidden: Option<&HiddenEntries>) -> f64 {
+    let Some(h) = hidden else {
+        return data_std(x);
+    };
+    let d = x.n_cols();
+    let visible: Vec<f64> = x
+        .as_slice()
+        .iter()
+        .enumerate()
+        .filter(|(e, _)| !h.is_hidden(e / d, e % d))
+        .map(|(_, v)| *v)
+        .collect();
+    data_std(&RowMatrix::new(visible.len(), 1, visible))
+}
+
+/// The imputation step: A ~ p(A | Z, X) on the completed X, then each hidden x_nd ~
+/// N(z_n a_d, σ_X²). A is drawn only to impute and is discarded: the samplers redraw it
+/// (semi-collapsed) or integrate it out (collapsed, accelerated).
+fn impute(
+    work: &mut RowMatrix,
+    hidden: &HiddenEntries,
+    z: &RowMatrix,
+    hyper: &Hyper,
+    rng: &mut ChaCha8Rng,
+) {
+    let a = a_posterior(work, z, hyper.sigma_x, hyper.sigma_a).draw(rng);
+    for &(r, c) in hidden.entries() {
+        let mean: f64 = (0..z.n_cols())
+            .filter(|&f| z.row(r)[f] != 0.0)
+            .map(|f| a.row(f)[c])
+            .sum();
+        work.row_mut(r)[c] = mean + hyper.sigma_x * std_normal(rng);
     }
 }
 
@@ -431,5 +559,45 @@ mod tests {
         assert!((fit.sigma_a() - 0.75 * s).abs() < 1e-15);
         assert_eq!(fit.trace().len(), 3);
         assert_eq!(fit.a().n_rows(), fit.k());
+    }
+
+    #[test]
+    fn imputing_never_reads_the_hidden_values() {
+        let data = crate::generate::ibp_linear_gaussian(40, 5, 2.0, 1.0, 0.3, 3).unwrap();
+        let hidden = HiddenEntries::scattered(40, 5, 30, 1).unwrap();
+        let mut poisoned = data.x.clone();
+        for &(r, c) in hidden.entries() {
+            poisoned.row_mut(r)[c] = f64::NAN;
+        }
+        for kind in [
+            IbpKind::Collapsed,
+            IbpKind::SemiCollapsed,
+            IbpKind::Accelerated,
+        ] {
+            let p = IbpSampler::params(kind)
+                .iterations(20)
+                .start_from_prior(true)
+                .seed(4)
+                .check()
+                .unwrap();
+            let a = p.fit_imputing(&data.x, &hidden, &mut |_, _| {}).unwrap();
+            let b = p.fit_imputing(&poisoned, &hidden, &mut |_, _| {}).unwrap();
+            assert_eq!(a.z(), b.z(), "{kind:?}");
+            let same = |r: &IbpTraceRecord| (r.k, r.log_joint.to_bits(), r.sigma_x.to_bits());
+            let (ta, tb): (Vec<_>, Vec<_>) = (
+                a.trace().iter().map(same).collect(),
+                b.trace().iter().map(same).collect(),
+            );
+            assert_eq!(ta, tb, "{kind:?}");
+            assert!(a.trace().iter().all(|r| r.log_joint.is_finite()));
+            // A plain fit of the NaN data is refused.
+            assert!(p.fit(&poisoned).is_err());
+        }
+        let wrong = HiddenEntries::scattered(41, 5, 30, 1).unwrap();
+        let p = IbpSampler::params(IbpKind::Collapsed)
+            .iterations(1)
+            .check()
+            .unwrap();
+        assert!(p.fit_imputing(&data.x, &wrong, &mut |_, _| {}).is_err());
     }
 }

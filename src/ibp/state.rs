@@ -21,6 +21,21 @@ impl Feats {
         }
     }
 
+    /// Z from a matrix whose non-zero entries count as 1; columns no row holds are left out.
+    pub fn from_matrix(z: &RowMatrix) -> Self {
+        let n = z.n_rows();
+        let mut feats = Self::empty(n);
+        for c in 0..z.n_cols() {
+            let col: Vec<u8> = (0..n).map(|i| u8::from(z.row(i)[c] != 0.0)).collect();
+            let m = col.iter().map(|&v| usize::from(v)).sum();
+            if m > 0 {
+                feats.cols.push(col);
+                feats.m.push(m);
+            }
+        }
+        feats
+    }
+
     pub fn k(&self) -> usize {
         self.cols.len()
     }

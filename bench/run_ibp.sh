@@ -2,7 +2,7 @@
 # Benchmarks of the IBP samplers and the MAD-Bayes methods beside them; results are appended
 # to bench/out/<section>.log, written up in BENCHMARKS.md ("IBP samplers").
 #
-#   bash bench/run_ibp.sh [section]   # section: scaling | heldout | all
+#   bash bench/run_ibp.sh [section]   # section: scaling | heldout | dvg | all
 #
 # `scaling`: time per sweep of the collapsed, semi-collapsed and accelerated (W = 1) Gibbs
 # samplers against N, one thread, hyperparameters fixed: data from the IBP prior as in
@@ -12,6 +12,10 @@
 # BP-means, stepwise K-features and the four IBP methods on the block images (N = 1000) and
 # on the MEIBP synthetic data (N = 500, D = 500, K = 20); a table and
 # bench/out/heldout_vs_time_<data>.png.
+# `dvg`: Doshi-Velez & Ghahramani's Tables 2 and 4 under their protocol (examples/bench_dvg.rs):
+# 5 chains per sampler from prior draws of Z, single entries hidden and imputed, scores at the
+# final five samples, effective N between chains; data from the prior (N = 50 … 500, 1000
+# iterations) and the block images (500 iterations, σ_A = 0.75σ, σ_X = 0.25σ, α = 2).
 # Every section prints `uptime` before and after itself: on this 2-core machine, timings
 # taken at a load above ~1.5 are not trustworthy.
 set -euo pipefail
@@ -21,7 +25,7 @@ out="$root/bench/out"
 mkdir -p "$out"
 section="${1:-all}"
 
-cargo build --release --example bench_ibp --bin madbayes
+cargo build --release --example bench_ibp --example bench_dvg --bin madbayes
 bin="$root/target/release/examples/bench_ibp"
 mb="$root/target/release/madbayes"
 
@@ -80,12 +84,28 @@ run_heldout() {
     stamp "heldout: end"
 }
 
+run_dvg() {
+    local dvg="$root/target/release/examples/bench_dvg"
+    stamp "dvg: start"
+    "$dvg" --data prior --ns 50,100,250,500 --chains 5 --iterations 1000 --seed 1 --threads 2
+    stamp "dvg: prior done"
+    local images="$root/../shared/data/block-images/data.csv"
+    if [ -f "$images" ]; then
+        "$dvg" --data images --images "$images" --chains 5 --iterations 500 --seed 1 --threads 2
+    else
+        echo "dvg images: skipped ($images not found)"
+    fi
+    stamp "dvg: end"
+}
+
 case "$section" in
     scaling) run_scaling 2>&1 | tee -a "$out/scaling.log" ;;
     heldout) run_heldout 2>&1 | tee -a "$out/heldout.log" ;;
+    dvg) run_dvg 2>&1 | tee -a "$out/dvg.log" ;;
     all)
         run_scaling 2>&1 | tee -a "$out/scaling.log"
         run_heldout 2>&1 | tee -a "$out/heldout.log"
+        run_dvg 2>&1 | tee -a "$out/dvg.log"
         ;;
-    *) echo "unknown section $section (scaling | heldout | all)" >&2; exit 2 ;;
+    *) echo "unknown section $section (scaling | heldout | dvg | all)" >&2; exit 2 ;;
 esac

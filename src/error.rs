@@ -67,6 +67,9 @@ pub enum FitError {
     /// The algorithm needs more rows than there are.
     #[error("{0}")]
     TooFewRows(String),
+    /// Two inputs that must agree in shape do not (the message names both).
+    #[error("{0}")]
+    Shape(String),
 }
 
 /// Checks that `x` has at least one row and column and only finite values.

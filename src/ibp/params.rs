@@ -76,7 +76,7 @@ impl IbpSampler {
             refresh: 1,
             resample_alpha: false,
             resample_sigmas: false,
-            start_from_prior: false,
+            start: Start::Empty,
         })
     }
 }
@@ -99,7 +99,18 @@ pub struct IbpValidParams {
     refresh: usize,
     resample_alpha: bool,
     resample_sigmas: bool,
-    start_from_prior: bool,
+    start: Start,
+}
+
+/// Where a chain starts.
+#[derive(Clone, Debug)]
+enum Start {
+    /// Z with no feature.
+    Empty,
+    /// Z drawn from the IBP(α) prior on the chain's stream.
+    Prior,
+    /// A given Z (`N × K`, non-zero entries count as 1).
+    Given(RowMatrix),
 }
 
 impl IbpParams {
@@ -168,7 +179,15 @@ impl IbpParams {
     /// on the chain's own random stream) instead of an empty Z: chains with different seeds
     /// then start from different places, as D-V&G's 5 chains do (§6). Default off.
     pub fn start_from_prior(mut self, on: bool) -> Self {
-        self.0.start_from_prior = on;
+        self.0.start = if on { Start::Prior } else { Start::Empty };
+        self
+    }
+    /// Start the chain from the given Z (`N × K`, non-zero entries count as 1; columns no
+    /// row holds are dropped), e.g. the answer of BP-means, or the true Z of generated data
+    /// to check that a chain stays in the posterior's bulk. Its row count must match the
+    /// data's (checked at fit time).
+    pub fn start_from(mut self, z: RowMatrix) -> Self {
+        self.0.start = Start::Given(z);
         self
     }
     /// Checks the rules that hold for any data.
@@ -345,7 +364,7 @@ impl IbpValidParams {
         each: &mut dyn FnMut(&IbpTraceRecord, &RowMatrix),
     ) -> Result<IbpFit, FitError> {
         if (hidden.n_rows(), hidden.n_cols()) != (x.n_rows(), x.n_cols()) {
-            return Err(FitError::TooFewRows(format!(
+            return Err(FitError::Shape(format!(
                 "the hidden entries are for a {} × {} matrix but the data are {} × {}",
                 hidden.n_rows(),
                 hidden.n_cols(),
@@ -389,10 +408,19 @@ impl IbpValidParams {
         };
         let n = x.n_rows();
         let mut rng = run_rng(self.seed, 0);
-        let feats = if self.start_from_prior {
-            Feats::from_matrix(&ibp_restaurant(n, self.alpha, &mut rng))
-        } else {
-            Feats::empty(n)
+        let feats = match &self.start {
+            Start::Empty => Feats::empty(n),
+            Start::Prior => Feats::from_matrix(&ibp_restaurant(n, self.alpha, &mut rng)),
+            Start::Given(z) if z.n_rows() == n && z.as_slice().iter().all(|v| v.is_finite()) => {
+                Feats::from_matrix(z)
+            }
+            Start::Given(z) => {
+                return Err(FitError::Shape(format!(
+                    "the starting Z has {} rows (or a non-finite entry) but the data have {n} \
+                     rows; give an N × K matrix of 0/1",
+                    z.n_rows()
+                )));
+            }
         };
         let mut chain = match self.kind {
             IbpKind::Collapsed => {

@@ -1,0 +1,244 @@
+//! Doshi-Velez & Ghahramani (2009, "D-V&G") Tables 2 and 4 under their protocol: several
+//! chains per sampler from different starting points, a set of single entries hidden during
+//! inference and imputed by the sampler, the hidden entries scored at the final five samples,
+//! and the effective number of samples per sample between chains (see `BENCHMARKS.md`,
+//! "IBP samplers under D-V&G's protocol", and `bench/run_ibp.sh dvg`).
+//!
+//! ```text
+//! cargo run --release --example bench_dvg -- --data prior|images [--ns 50,100,250,500]
+//!     [--images PATH] [--chains 5] [--iterations 1000] [--kinds collapsed,semi,accelerated]
+//!     [--seed 1] [--threads 2]
+//! ```
+//!
+//! * `prior`: X drawn from the IBP linear-Gaussian prior of D-V&G Table 2 (α = 2, σ_A = 2,
+//!   σ_X = 0.2, D = 10) for each N, fitted at those values.
+//! * `images`: the block images of `../shared/data/block-images/data.csv` (N = 1000, D = 36,
+//!   already centred), fitted as in D-V&G Table 4: α = 2, σ_A = 0.75σ, σ_X = 0.25σ with σ the
+//!   standard deviation of the visible entries.
+//!
+//! Hidden entries: min(100 D, N D / 5), scattered (`HiddenEntries::scattered`, the same set
+//! for every sampler and chain); D-V&G hide "approximately 100D", which exceeds the data at
+//! their smallest N, hence the cap at a fifth. Each chain starts from its own draw of Z from
+//! the IBP prior (`start_from_prior`) with seed `seed + chain`, and the chains run in
+//! parallel, each on one thread.
+//!
+//! Per (data, N, sampler), one JSON line with:
+//! * `iteration_s`: sampling seconds per iteration, mean over chains (imputation included);
+//! * `eff_n_k`, `eff_n_loglik`: Gelman et al.'s between-chain effective sample size
+//!   (`gelman_effective_sample_size`) over the second halves of the chains, divided by the
+//!   number of samples in them — D-V&G's "effective N" per sample; the statistics are K and
+//!   the training log-likelihood log p(X_O | Z) of the visible entries;
+//! * `ess_per_s_loglik`: the mean over chains of Geyer's single-chain ESS of the training
+//!   log-likelihood over the second half, divided by that half's sampling seconds;
+//! * `test_l2`, `test_loglik`: per hidden entry, the squared error of the predictive mean
+//!   and the predictive log-density (`ColumnPosteriors::score`), averaged over the final five
+//!   samples of each chain and then over chains (D-V&G: "averaged from the final five
+//!   samples");
+//! * `burn_in`: per chain, the first iteration whose training log-likelihood reaches the
+//!   second half's mean minus two of its standard deviations; mean over chains (our reading:
+//!   D-V&G do not define their "burn-in count");
+//! * `k_final5`: mean K over the final five samples.
+
+mod support;
+
+use madbayes::RowMatrix;
+use madbayes::eval::{HiddenEntries, effective_sample_size, gelman_effective_sample_size};
+use madbayes::generate::ibp_linear_gaussian;
+use madbayes::ibp::{ColumnPosteriors, IbpKind, IbpSampler, log_ibp_prior};
+use madbayes::io::read_csv;
+use rayon::prelude::*;
+use std::path::Path;
+use support::{Args, Res};
+
+/// What one chain leaves behind.
+struct ChainResult {
+    seconds: Vec<f64>,
+    k: Vec<f64>,
+    loglik: Vec<f64>,
+    /// (L2, log-density) per hidden entry at each of the final five samples.
+    final_scores: Vec<(f64, f64)>,
+}
+
+fn kind_of(name: &str) -> Res<IbpKind> {
+    Ok(match name {
+        "collapsed" => IbpKind::Collapsed,
+        "semi" => IbpKind::SemiCollapsed,
+        "accelerated" => IbpKind::Accelerated,
+        other => return Err(format!("unknown sampler {other}").into()),
+    })
+}
+
+fn list<T: std::str::FromStr>(s: &str) -> Res<Vec<T>> {
+    s.split(',')
+        .map(|v| v.parse().map_err(|_| format!("cannot parse {v:?}").into()))
+        .collect()
+}
+
+fn run_chain(
+    x: &RowMatrix,
+    hidden: &HiddenEntries,
+    kind: IbpKind,
+    sigmas: Option<(f64, f64)>,
+    iterations: usize,
+    seed: u64,
+) -> Res<ChainResult> {
+    let mut p = IbpSampler::params(kind)
+        .alpha(2.0)
+        .iterations(iterations)
+        .seed(seed)
+        .start_from_prior(true);
+    if let Some((sx, sa)) = sigmas {
+        p = p.sigma_x(sx).sigma_a(sa);
+    }
+    let p = p.check()?;
+    let mut r = ChainResult {
+        seconds: Vec::with_capacity(iterations),
+        k: Vec::with_capacity(iterations),
+        loglik: Vec::with_capacity(iterations),
+        final_scores: Vec::new(),
+    };
+    p.fit_imputing(x, hidden, &mut |rec, z| {
+        r.seconds.push(rec.seconds);
+        r.k.push(rec.k as f64);
+        r.loglik.push(rec.log_joint - log_ibp_prior(z, rec.alpha));
+        if rec.iteration + 5 > iterations {
+            let post = ColumnPosteriors::new(x, hidden, z, rec.sigma_x, rec.sigma_a);
+            let s = post.score(x, hidden, z);
+            r.final_scores
+                .push((s.l2_per_entry(), s.loglik_per_entry()));
+        }
+    })?;
+    Ok(r)
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+fn sd(v: &[f64]) -> f64 {
+    let m = mean(v);
+    (v.iter().map(|a| (a - m) * (a - m)).sum::<f64>() / v.len() as f64).sqrt()
+}
+
+/// First iteration (from 1) whose value reaches mean − 2 sd of the second half.
+fn burn_in(loglik: &[f64]) -> usize {
+    let half = &loglik[loglik.len() / 2..];
+    let bar = mean(half) - 2.0 * sd(half);
+    loglik
+        .iter()
+        .position(|&v| v >= bar)
+        .unwrap_or(loglik.len())
+        + 1
+}
+
+fn report(data: &str, x: &RowMatrix, hidden: &HiddenEntries, name: &str, chains: &[ChainResult]) {
+    let it = chains[0].k.len();
+    let half = it / 2;
+    let second = |f: &dyn Fn(&ChainResult) -> &Vec<f64>| -> Vec<Vec<f64>> {
+        chains.iter().map(|c| f(c)[half..].to_vec()).collect()
+    };
+    let samples = (chains.len() * (it - half)) as f64;
+    let eff_k = gelman_effective_sample_size(&second(&|c| &c.k)) / samples;
+    let eff_ll = gelman_effective_sample_size(&second(&|c| &c.loglik)) / samples;
+    let iteration_s = mean(
+        &chains
+            .iter()
+            .map(|c| c.seconds[it - 1] / it as f64)
+            .collect::<Vec<_>>(),
+    );
+    let ess_per_s = mean(
+        &chains
+            .iter()
+            .map(|c| {
+                let secs = c.seconds[it - 1] - c.seconds[half - 1];
+                effective_sample_size(&c.loglik[half..]) / secs
+            })
+            .collect::<Vec<_>>(),
+    );
+    let l2 = mean(
+        &chains
+            .iter()
+            .map(|c| mean(&c.final_scores.iter().map(|s| s.0).collect::<Vec<_>>()))
+            .collect::<Vec<_>>(),
+    );
+    let ll = mean(
+        &chains
+            .iter()
+            .map(|c| mean(&c.final_scores.iter().map(|s| s.1).collect::<Vec<_>>()))
+            .collect::<Vec<_>>(),
+    );
+    let burn = mean(
+        &chains
+            .iter()
+            .map(|c| burn_in(&c.loglik) as f64)
+            .collect::<Vec<_>>(),
+    );
+    let k5 = mean(
+        &chains
+            .iter()
+            .map(|c| mean(&c.k[it - 5..]))
+            .collect::<Vec<_>>(),
+    );
+    let per_chain_loglik: Vec<String> = chains
+        .iter()
+        .map(|c| format!("{:.2}", mean(&c.loglik[half..])))
+        .collect();
+    println!(
+        "{{\"cmd\":\"dvg\",\"data\":\"{data}\",\"sampler\":\"{name}\",\"n\":{},\"d\":{},\
+\"hidden\":{},\"chains\":{},\"iterations\":{it},\"iteration_s\":{iteration_s:.6e},\
+\"eff_n_k\":{eff_k:.4},\"eff_n_loglik\":{eff_ll:.4},\"ess_per_s_loglik\":{ess_per_s:.3},\
+\"test_l2\":{l2:.5},\"test_loglik\":{ll:.5},\"burn_in\":{burn:.1},\"k_final5\":{k5:.2},\
+\"train_loglik_second_half_by_chain\":[{}]}}",
+        x.n_rows(),
+        x.n_cols(),
+        hidden.len(),
+        chains.len(),
+        per_chain_loglik.join(",")
+    );
+}
+
+fn main() -> Res<()> {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let a = Args::parse(&argv)?;
+    let data = a.str("data")?.to_string();
+    let chains: usize = a.get_or("chains", 5)?;
+    let iterations: usize = a.get_or("iterations", 1000)?;
+    let seed: u64 = a.get_or("seed", 1)?;
+    let threads: usize = a.get_or("threads", 2)?;
+    let kinds: Vec<String> = list(&a.get_or("kinds", "collapsed,semi,accelerated".to_string())?)?;
+    if chains < 2 || iterations < 10 {
+        return Err("need --chains ≥ 2 and --iterations ≥ 10".into());
+    }
+    let sets: Vec<(RowMatrix, Option<(f64, f64)>)> = match data.as_str() {
+        "prior" => list::<usize>(&a.get_or("ns", "50,100,250,500".to_string())?)?
+            .into_iter()
+            .map(|n| {
+                Ok((
+                    ibp_linear_gaussian(n, 10, 2.0, 2.0, 0.2, seed)?.x,
+                    Some((0.2, 2.0)),
+                ))
+            })
+            .collect::<Res<_>>()?,
+        "images" => {
+            let path = a.get_or("images", "../shared/data/block-images/data.csv".to_string())?;
+            vec![(read_csv(Path::new(&path))?, None)]
+        }
+        other => return Err(format!("unknown --data {other} (prior | images)").into()),
+    };
+    let pool = support::pool(threads)?;
+    for (x, sigmas) in &sets {
+        let (n, d) = (x.n_rows(), x.n_cols());
+        let hidden = HiddenEntries::scattered(n, d, (100 * d).min(n * d / 5), seed)?;
+        for name in &kinds {
+            let kind = kind_of(name)?;
+            let results: Vec<ChainResult> = pool.install(|| {
+                (0..chains)
+                    .into_par_iter()
+                    .map(|c| run_chain(x, &hidden, kind, *sigmas, iterations, seed + c as u64))
+                    .collect::<Res<_>>()
+            })?;
+            report(&data, x, &hidden, name, &results);
+        }
+    }
+    Ok(())
+}

@@ -7,7 +7,7 @@
 //! ```text
 //! cargo run --release --example bench_dvg -- --data prior|images [--ns 50,100,250,500]
 //!     [--images PATH] [--chains 5] [--iterations 1000] [--kinds collapsed,semi,accelerated]
-//!     [--seed 1] [--threads 2]
+//!     [--seed 1] [--threads 2] [--start prior|bp-means]
 //! ```
 //!
 //! * `prior`: X drawn from the IBP linear-Gaussian prior of D-V&G Table 2 (α = 2, σ_A = 2,
@@ -21,6 +21,12 @@
 //! their smallest N, hence the cap at a fifth. Each chain starts from its own draw of Z from
 //! the IBP prior (`start_from_prior`) with seed `seed + chain`, and the chains run in
 //! parallel, each on one thread.
+//!
+//! `--start bp-means` starts each chain instead from the Z of BP-means (20 restarts, refine
+//! on, seed `seed + chain`) fitted to X with its hidden entries set to their column's visible
+//! mean, at the penalty P = σ_X²(√N + √D)² (the noise-only bound of `BENCHMARKS.md`'s
+//! held-out section) — MAD-Bayes as the sampler's initialisation. BP-means' time is reported
+//! separately (`start_s`), not in `iteration_s`.
 //!
 //! Per (data, N, sampler), one JSON line with:
 //! * `iteration_s`: sampling seconds per iteration, mean over chains (imputation included);
@@ -43,6 +49,7 @@ mod support;
 
 use madbayes::RowMatrix;
 use madbayes::eval::{HiddenEntries, effective_sample_size, gelman_effective_sample_size};
+use madbayes::features::BpMeans;
 use madbayes::generate::ibp_linear_gaussian;
 use madbayes::ibp::{ColumnPosteriors, IbpKind, IbpSampler, log_ibp_prior};
 use madbayes::io::read_csv;
@@ -52,6 +59,8 @@ use support::{Args, Res};
 
 /// What one chain leaves behind.
 struct ChainResult {
+    /// Seconds spent finding the starting Z (0 for a prior draw).
+    start_s: f64,
     seconds: Vec<f64>,
     k: Vec<f64>,
     loglik: Vec<f64>,
@@ -74,24 +83,70 @@ fn list<T: std::str::FromStr>(s: &str) -> Res<Vec<T>> {
         .collect()
 }
 
+/// X with each hidden entry set to the mean of its column's visible entries.
+fn filled(x: &RowMatrix, hidden: &HiddenEntries) -> RowMatrix {
+    let mut w = x.clone();
+    for (c, rows) in hidden.by_column().iter().enumerate() {
+        let vis: Vec<f64> = (0..x.n_rows())
+            .filter(|&r| !hidden.is_hidden(r, c))
+            .map(|r| x.row(r)[c])
+            .collect();
+        let m = vis.iter().sum::<f64>() / vis.len() as f64;
+        for &r in rows {
+            w.row_mut(r)[c] = m;
+        }
+    }
+    w
+}
+
+/// The standard deviation of the visible entries.
+fn visible_sd(x: &RowMatrix, hidden: &HiddenEntries) -> f64 {
+    let d = x.n_cols();
+    let v: Vec<f64> = x
+        .as_slice()
+        .iter()
+        .enumerate()
+        .filter(|(e, _)| !hidden.is_hidden(e / d, e % d))
+        .map(|(_, v)| *v)
+        .collect();
+    sd(&v)
+}
+
 fn run_chain(
     x: &RowMatrix,
     hidden: &HiddenEntries,
     kind: IbpKind,
-    sigmas: Option<(f64, f64)>,
+    sigmas: (f64, f64),
     iterations: usize,
     seed: u64,
+    start_bp: bool,
 ) -> Res<ChainResult> {
+    let (sx, sa) = sigmas;
     let mut p = IbpSampler::params(kind)
         .alpha(2.0)
+        .sigma_x(sx)
+        .sigma_a(sa)
         .iterations(iterations)
-        .seed(seed)
-        .start_from_prior(true);
-    if let Some((sx, sa)) = sigmas {
-        p = p.sigma_x(sx).sigma_a(sa);
+        .seed(seed);
+    let mut start_s = 0.0;
+    if start_bp {
+        let t = std::time::Instant::now();
+        let (n, d) = (x.n_rows() as f64, x.n_cols() as f64);
+        let penalty = sx * sx * (n.sqrt() + d.sqrt()).powi(2);
+        let bp = BpMeans::params(penalty)
+            .restarts(20)
+            .refine(true)
+            .seed(seed)
+            .check()?
+            .fit(&filled(x, hidden))?;
+        start_s = t.elapsed().as_secs_f64();
+        p = p.start_from(bp.z());
+    } else {
+        p = p.start_from_prior(true);
     }
     let p = p.check()?;
     let mut r = ChainResult {
+        start_s,
         seconds: Vec::with_capacity(iterations),
         k: Vec::with_capacity(iterations),
         loglik: Vec::with_capacity(iterations),
@@ -131,7 +186,14 @@ fn burn_in(loglik: &[f64]) -> usize {
         + 1
 }
 
-fn report(data: &str, x: &RowMatrix, hidden: &HiddenEntries, name: &str, chains: &[ChainResult]) {
+fn report(
+    data: &str,
+    start: &str,
+    x: &RowMatrix,
+    hidden: &HiddenEntries,
+    name: &str,
+    chains: &[ChainResult],
+) {
     let it = chains[0].k.len();
     let half = it / 2;
     let second = |f: &dyn Fn(&ChainResult) -> &Vec<f64>| -> Vec<Vec<f64>> {
@@ -173,6 +235,7 @@ fn report(data: &str, x: &RowMatrix, hidden: &HiddenEntries, name: &str, chains:
             .map(|c| burn_in(&c.loglik) as f64)
             .collect::<Vec<_>>(),
     );
+    let start_s = mean(&chains.iter().map(|c| c.start_s).collect::<Vec<_>>());
     let k5 = mean(
         &chains
             .iter()
@@ -184,10 +247,10 @@ fn report(data: &str, x: &RowMatrix, hidden: &HiddenEntries, name: &str, chains:
         .map(|c| format!("{:.2}", mean(&c.loglik[half..])))
         .collect();
     println!(
-        "{{\"cmd\":\"dvg\",\"data\":\"{data}\",\"sampler\":\"{name}\",\"n\":{},\"d\":{},\
+        "{{\"cmd\":\"dvg\",\"data\":\"{data}\",\"start\":\"{start}\",\"sampler\":\"{name}\",\"n\":{},\"d\":{},\
 \"hidden\":{},\"chains\":{},\"iterations\":{it},\"iteration_s\":{iteration_s:.6e},\
 \"eff_n_k\":{eff_k:.4},\"eff_n_loglik\":{eff_ll:.4},\"ess_per_s_loglik\":{ess_per_s:.3},\
-\"test_l2\":{l2:.5},\"test_loglik\":{ll:.5},\"burn_in\":{burn:.1},\"k_final5\":{k5:.2},\
+\"test_l2\":{l2:.5},\"test_loglik\":{ll:.5},\"burn_in\":{burn:.1},\"k_final5\":{k5:.2},\"start_s\":{start_s:.4},\
 \"train_loglik_second_half_by_chain\":[{}]}}",
         x.n_rows(),
         x.n_cols(),
@@ -206,38 +269,71 @@ fn main() -> Res<()> {
     let seed: u64 = a.get_or("seed", 1)?;
     let threads: usize = a.get_or("threads", 2)?;
     let kinds: Vec<String> = list(&a.get_or("kinds", "collapsed,semi,accelerated".to_string())?)?;
+    let start = a.get_or("start", "prior".to_string())?;
+    if start != "prior" && start != "bp-means" {
+        return Err(format!("unknown --start {start} (prior | bp-means)").into());
+    }
     if chains < 2 || iterations < 10 {
         return Err("need --chains ≥ 2 and --iterations ≥ 10".into());
     }
-    let sets: Vec<(RowMatrix, Option<(f64, f64)>)> = match data.as_str() {
+    // (X, its true Z when known, (σ_X, σ_A) when fixed)
+    type Set = (RowMatrix, Option<RowMatrix>, Option<(f64, f64)>);
+    let sets: Vec<Set> = match data.as_str() {
         "prior" => list::<usize>(&a.get_or("ns", "50,100,250,500".to_string())?)?
             .into_iter()
             .map(|n| {
-                Ok((
-                    ibp_linear_gaussian(n, 10, 2.0, 2.0, 0.2, seed)?.x,
-                    Some((0.2, 2.0)),
-                ))
+                let g = ibp_linear_gaussian(n, 10, 2.0, 2.0, 0.2, seed)?;
+                Ok((g.x, Some(g.z), Some((0.2, 2.0))))
             })
             .collect::<Res<_>>()?,
         "images" => {
             let path = a.get_or("images", "../shared/data/block-images/data.csv".to_string())?;
-            vec![(read_csv(Path::new(&path))?, None)]
+            let truth = Path::new(&path).with_file_name("features.csv");
+            let z = if truth.exists() {
+                Some(read_csv(&truth)?)
+            } else {
+                None
+            };
+            vec![(read_csv(Path::new(&path))?, z, None)]
         }
         other => return Err(format!("unknown --data {other} (prior | images)").into()),
     };
     let pool = support::pool(threads)?;
-    for (x, sigmas) in &sets {
+    for (x, z_true, sigmas) in &sets {
         let (n, d) = (x.n_rows(), x.n_cols());
         let hidden = HiddenEntries::scattered(n, d, (100 * d).min(n * d / 5), seed)?;
+        let sigmas = sigmas.unwrap_or_else(|| {
+            let s = visible_sd(x, &hidden);
+            (0.25 * s, 0.75 * s)
+        });
+        if let Some(z) = z_true {
+            // The true Z scored like a sample: where the chains would sit if they found it.
+            let post = ColumnPosteriors::new(x, &hidden, z, sigmas.0, sigmas.1);
+            let s = post.score(x, &hidden, z);
+            println!(
+                "{{\"cmd\":\"dvg-truth\",\"data\":\"{data}\",\"n\":{n},\"d\":{d},\"k_true\":{},\
+\"sigma_x\":{:.5},\"sigma_a\":{:.5},\"train_loglik\":{:.2},\"test_l2\":{:.5},\"test_loglik\":{:.5}}}",
+                z.n_cols(),
+                sigmas.0,
+                sigmas.1,
+                post.log_lik(),
+                s.l2_per_entry(),
+                s.loglik_per_entry()
+            );
+        }
         for name in &kinds {
             let kind = kind_of(name)?;
             let results: Vec<ChainResult> = pool.install(|| {
                 (0..chains)
                     .into_par_iter()
-                    .map(|c| run_chain(x, &hidden, kind, *sigmas, iterations, seed + c as u64))
+                    .map(|c| {
+                        let chain_seed = seed + c as u64;
+                        let bp = start == "bp-means";
+                        run_chain(x, &hidden, kind, sigmas, iterations, chain_seed, bp)
+                    })
                     .collect::<Res<_>>()
             })?;
-            report(&data, x, &hidden, name, &results);
+            report(&data, &start, x, &hidden, name, &results);
         }
     }
     Ok(())

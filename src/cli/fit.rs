@@ -13,7 +13,7 @@ use madbayes::clustering::{
     Mahalanobis, MahalanobisClustering, MahalanobisValidParams,
 };
 use madbayes::error::check_data;
-use madbayes::eval::{Holdout, predict_hidden_cluster, predict_hidden_features};
+use madbayes::eval::{FeaturePredictor, Holdout, predict_hidden_cluster};
 use madbayes::features::{
     BpMeans, CollapsedBpMeans, FeatureModel, FeatureValidParams, KFeatures, StepwiseKFeatures,
 };
@@ -479,9 +479,10 @@ fn heldout_json(h: &Holdout, train: &RowMatrix, x: &RowMatrix, f: &Fitted) -> Va
         Some(_) => h.score(x, sigma_x, |row, hid| {
             predict_hidden_cluster(&f.means, row, hid)
         }),
-        None => h.score(x, sigma_x, |row, hid| {
-            predict_hidden_features(&f.means, row, hid)
-        }),
+        None => {
+            let fp = FeaturePredictor::new(&f.means);
+            h.score(x, sigma_x, |row, hid| fp.predict(row, hid))
+        }
     };
     json!({
         "test_rows": h.test_rows.len(),

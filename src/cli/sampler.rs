@@ -16,7 +16,7 @@
 use super::CliError;
 use super::fit::{Algo, FitArgs, Fitted};
 use madbayes::RowMatrix;
-use madbayes::eval::{Holdout, PredictiveAverage, effective_sample_size, predict_hidden_features};
+use madbayes::eval::{FeaturePredictor, Holdout, PredictiveAverage, effective_sample_size};
 use madbayes::ibp::{
     IbpKind, IbpSampler, IbpValidParams, Meibp, MeibpValidParams, a_posterior, collapsed_log_lik,
     log_ibp_prior,
@@ -128,8 +128,8 @@ pub(super) fn fit(
             let fit = p.fit_with(train, &mut |rec, z| {
                 let held = split.map(|h| {
                     let post = a_posterior(train, z, rec.sigma_x, rec.sigma_a);
-                    let predict =
-                        |row: &[f64], hid: &[usize]| predict_hidden_features(&post.mean, row, hid);
+                    let fp = FeaturePredictor::new(&post.mean);
+                    let predict = |row: &[f64], hid: &[usize]| fp.predict(row, hid);
                     let avg = average.as_mut().expect("made with the split");
                     let s = if 2 * rec.iteration > total {
                         avg.add(rec.sigma_x, predict)
@@ -179,7 +179,8 @@ pub(super) fn fit(
             let fit = p.fit_with(train, &mut |rec, z, a| {
                 let log_joint = collapsed_log_lik(train, z, sx, sa) + log_ibp_prior(z, alpha);
                 let held = split.map(|h| {
-                    let s = h.score(x, sx, |row, hid| predict_hidden_features(a, row, hid));
+                    let fp = FeaturePredictor::new(a);
+                    let s = h.score(x, sx, |row, hid| fp.predict(row, hid));
                     (s.loglik, s.l2)
                 });
                 trace_line(&mut csv, rec.iteration, rec.seconds, rec.k, log_joint, held);
@@ -187,7 +188,8 @@ pub(super) fn fit(
                 last = Some(a.clone());
             })?;
             if let (Some(avg), Some(a)) = (average.as_mut(), &last) {
-                avg.add(sx, |row, hid| predict_hidden_features(a, row, hid));
+                let fp = FeaturePredictor::new(a);
+                avg.add(sx, |row, hid| fp.predict(row, hid));
             }
             extra_json.push(("alpha", json!(alpha)));
             extra_json.push(("sigma_x", json!(sx)));

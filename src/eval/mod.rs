@@ -10,6 +10,6 @@ pub use ess::{effective_sample_size, gelman_effective_sample_size};
 pub use missing::{HiddenEntries, MissingError};
 
 pub use holdout::{
-    HeldOutScore, Holdout, HoldoutError, PredictiveAverage, predict_hidden_cluster,
-    predict_hidden_features,
+    FeaturePredictor, HeldOutScore, Holdout, HoldoutError, PredictiveAverage,
+    predict_hidden_cluster, predict_hidden_features,
 };

@@ -208,6 +208,23 @@ fn sampler_options_are_checked() {
         (&["--algo", "ibp-gibbs", "--restarts", "3"], "restarts"),
         (&["--algo", "ibp-gibbs", "--alpha", "-1"], "alpha"),
         (&["--algo", "ibp-accelerated", "--sigma-x", "0"], "sigma"),
+        (&["--algo", "ibp-gibbs", "--init", "bp-means"], "--penalty"),
+        (&["--algo", "meibp", "--k", "4", "--init", "prior"], "init"),
+        (
+            &["--algo", "bp-means", "--penalty", "1", "--init", "prior"],
+            "init",
+        ),
+        (
+            &[
+                "--algo",
+                "ibp-gibbs",
+                "--init",
+                "bp-means",
+                "--penalty",
+                "-1",
+            ],
+            "penalty",
+        ),
         (
             &["--algo", "dp-means", "--penalty", "1", "--alpha", "2"],
             "alpha",
@@ -238,4 +255,40 @@ fn sampler_options_are_checked() {
         );
         assert!(!out.join("summary.json").exists());
     }
+}
+
+/// `--init bp-means`: BP-means runs first and its answer is recorded in the summary (that
+/// the chain then starts from its Z is tested in the library, `tests/ibp_start.rs`).
+#[test]
+fn samplers_can_start_from_bp_means() {
+    let tmp = tempfile::tempdir().unwrap();
+    let x = blocks(tmp.path());
+    let out = tmp.path().join("init");
+    let o = madbayes(&[
+        "fit",
+        p(&x),
+        "--algo",
+        "ibp-accelerated",
+        "--init",
+        "bp-means",
+        "--penalty",
+        "20",
+        "--restarts",
+        "5",
+        "--iterations",
+        "3",
+        "--sigma-x",
+        "0.5",
+        "--sigma-a",
+        "1",
+        "--out",
+        p(&out),
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = summary(&out);
+    assert_eq!(s["init"]["algo"], "bp-means");
+    let k0 = s["init"]["k"].as_u64().unwrap();
+    assert!((1..=8).contains(&k0), "BP-means K {k0}");
+    assert!(s["init"]["objective"].as_f64().unwrap() > 0.0);
 }

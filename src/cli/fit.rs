@@ -25,6 +25,17 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 /// The algorithms `fit` can run.
+/// Where an IBP sampler's chain starts (`--init`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Init {
+    /// Z with no feature.
+    Empty,
+    /// Z drawn from the IBP(α) prior.
+    Prior,
+    /// The Z of BP-means at --penalty.
+    BpMeans,
+}
+
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Algo {
     /// K-means (k-means++ seeding, Lloyd); needs --k.
@@ -153,6 +164,13 @@ pub struct FitArgs {
     /// sweep; off by default, so --alpha, --sigma-x and --sigma-a fix the model.
     #[arg(long)]
     pub resample: bool,
+    /// IBP samplers: where the chain starts — `empty` (no feature, the default), `prior` (Z
+    /// drawn from the IBP prior) or `bp-means` (the Z of BP-means at --penalty, with
+    /// --restarts runs, default 10). Chains from an empty or prior start can stay trapped
+    /// far below the posterior's bulk when σ_X is small; a BP-means start is the MAD-Bayes
+    /// answer used as the sampler's starting point.
+    #[arg(long, value_enum)]
+    pub init: Option<Init>,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
@@ -316,6 +334,7 @@ pub(super) fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
         refuse("sigma-a", args.sigma_a.is_some())?;
         refuse("window", args.window.is_some())?;
         refuse("resample", args.resample)?;
+        refuse("init", args.init.is_some())?;
     }
     let refine_applies = matches!(algo, Algo::DpMeans | Algo::CollapsedDpMeans | Algo::BpMeans);
     refuse("refine", args.refine && !refine_applies)?;

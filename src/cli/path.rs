@@ -347,6 +347,7 @@ fn fit_args(args: &PathArgs, penalty: f64) -> FitArgs {
         sigma_a: None,
         window: None,
         resample: false,
+        init: None,
         quiet: true,
     }
 }

@@ -14,9 +14,10 @@
 //! `retained` gives the effective sample size of K and of the log joint over that half.
 
 use super::CliError;
-use super::fit::{Algo, FitArgs, Fitted};
+use super::fit::{Algo, FitArgs, Fitted, Init};
 use madbayes::RowMatrix;
 use madbayes::eval::{FeaturePredictor, Holdout, PredictiveAverage, effective_sample_size};
+use madbayes::features::{BpMeans, FeatureValidParams};
 use madbayes::ibp::{
     IbpKind, IbpSampler, IbpValidParams, Meibp, MeibpValidParams, a_posterior, collapsed_log_lik,
     log_ibp_prior,
@@ -26,7 +27,8 @@ use std::fmt::Write as _;
 
 /// Sampler parameters checked before any data is read.
 pub(super) enum SamplerChecked {
-    Ibp(IbpValidParams),
+    /// The chain's parameters, and BP-means' when it gives the starting Z (`--init bp-means`).
+    Ibp(IbpValidParams, Option<FeatureValidParams>),
     Meibp(MeibpValidParams),
 }
 
@@ -48,16 +50,18 @@ pub(super) fn check(args: &FitArgs) -> Result<SamplerChecked, CliError> {
             Ok(())
         }
     };
-    refuse("penalty", args.penalty.is_some())?;
-    refuse("refine", args.refine)?;
+    let bp_init = args.init == Some(Init::BpMeans);
+    refuse("penalty", args.penalty.is_some() && !bp_init)?;
+    refuse("refine", args.refine && !bp_init)?;
     refuse("reg", args.reg.is_some())?;
-    refuse("restarts", args.restarts.is_some())?;
+    refuse("restarts", args.restarts.is_some() && !bp_init)?;
     let alpha = args
         .alpha
         .unwrap_or(if args.algo == Algo::Meibp { 3.0 } else { 2.0 });
     let err = |e: madbayes::ibp::IbpParamError| CliError(format!("{name}: {e}"));
     if args.algo == Algo::Meibp {
         refuse("window", args.window.is_some())?;
+        refuse("init", args.init.is_some())?;
         let k = args
             .k
             .ok_or_else(|| CliError("meibp needs --k K, the largest number of features".into()))?;
@@ -96,7 +100,29 @@ pub(super) fn check(args: &FitArgs) -> Result<SamplerChecked, CliError> {
     if let Some(w) = args.window {
         p = p.window(w);
     }
-    Ok(SamplerChecked::Ibp(p.check().map_err(err)?))
+    let bp = match args.init {
+        Some(Init::Prior) => {
+            p = p.start_from_prior(true);
+            None
+        }
+        Some(Init::BpMeans) => {
+            let penalty = args.penalty.ok_or_else(|| {
+                CliError(format!(
+                    "{name} --init bp-means needs --penalty P, BP-means' cost per feature"
+                ))
+            })?;
+            let bp = BpMeans::params(penalty)
+                .restarts(args.restarts())
+                .max_iter(args.max_iter)
+                .refine(args.refine)
+                .seed(args.seed)
+                .check()
+                .map_err(|e| CliError(format!("--init bp-means: {e}")))?;
+            Some(bp)
+        }
+        Some(Init::Empty) | None => None,
+    };
+    Ok(SamplerChecked::Ibp(p.check().map_err(err)?, bp))
 }
 
 /// One line of trace.csv (the held-out fields empty without a holdout).
@@ -122,8 +148,27 @@ pub(super) fn fit(
     let mut average = split.map(|h| PredictiveAverage::new(h, x));
     let mut extra_json = Vec::new();
     let (z, a, iterations, converged, trace_lj) = match checked {
-        SamplerChecked::Ibp(p) => {
+        SamplerChecked::Ibp(p, bp) => {
             let total = p.iterations();
+            let started;
+            let p = match bp {
+                Some(bp) => {
+                    let t = std::time::Instant::now();
+                    let start = bp.fit(train)?;
+                    extra_json.push((
+                        "init",
+                        json!({
+                            "algo": "bp-means",
+                            "k": start.k(),
+                            "objective": start.objective(),
+                            "seconds": t.elapsed().as_secs_f64(),
+                        }),
+                    ));
+                    started = p.clone().with_start(start.z());
+                    &started
+                }
+                None => p,
+            };
             let mut lj = Vec::new();
             let fit = p.fit_with(train, &mut |rec, z| {
                 let held = split.map(|h| {

@@ -334,6 +334,13 @@ impl IbpValidParams {
         self.iterations
     }
 
+    /// The same parameters with the chain starting from `z` (as
+    /// [`IbpParams::start_from`]; its shape is checked at fit time).
+    pub fn with_start(mut self, z: RowMatrix) -> Self {
+        self.start = Start::Given(z);
+        self
+    }
+
     /// Runs the chain on `x`.
     pub fn fit(&self, x: &RowMatrix) -> Result<IbpFit, FitError> {
         self.fit_with(x, &mut |_, _| {})

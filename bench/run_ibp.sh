@@ -86,11 +86,17 @@ run_heldout() {
 
 run_dvg() {
     local dvg="$root/target/release/examples/bench_dvg"
-    stamp "dvg: start"
-    "$dvg" --data prior --ns 50,100,250,500 --chains 5 --iterations 1000 --seed 1 --threads 2
-    stamp "dvg: prior done"
     local images="$root/../shared/data/block-images/data.csv"
+    stamp "dvg: start"
+    "$dvg" --data prior --ns 50,100,250 --chains 5 --iterations 1000 --seed 1 --threads 2
+    stamp "dvg: prior, prior starts done"
+    "$dvg" --data prior --ns 50,100,250,500 --chains 5 --iterations 1000 --seed 1 --threads 2 \
+        --start bp-means
+    stamp "dvg: prior, bp-means starts done"
     if [ -f "$images" ]; then
+        "$dvg" --data images --images "$images" --chains 5 --iterations 500 --seed 1 \
+            --threads 2 --start bp-means
+        stamp "dvg: images, bp-means starts done"
         "$dvg" --data images --images "$images" --chains 5 --iterations 500 --seed 1 --threads 2
     else
         echo "dvg images: skipped ($images not found)"

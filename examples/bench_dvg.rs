@@ -19,11 +19,12 @@
 //! Hidden entries: min(100 D, N D / 5), scattered (`HiddenEntries::scattered`, the same set
 //! for every sampler and chain); D-V&G hide "approximately 100D", which exceeds the data at
 //! their smallest N, hence the cap at a fifth. Each chain starts from its own draw of Z from
-//! the IBP prior (`start_from_prior`) with seed `seed + chain`, and the chains run in
+//! the IBP prior (`start_from_prior`) with seed `seed + 1 + chain` (never the data's seed, whose
+//! stream drew the true Z), and the chains run in
 //! parallel, each on one thread.
 //!
 //! `--start bp-means` starts each chain instead from the Z of BP-means (20 restarts, refine
-//! on, seed `seed + chain`) fitted to X with its hidden entries set to their column's visible
+//! on, the chain's seed) fitted to X with its hidden entries set to their column's visible
 //! mean, at the penalty P = σ_X²(√N + √D)² (the noise-only bound of `BENCHMARKS.md`'s
 //! held-out section) — MAD-Bayes as the sampler's initialisation. BP-means' time is reported
 //! separately (`start_s`), not in `iteration_s`.
@@ -327,7 +328,10 @@ fn main() -> Res<()> {
                 (0..chains)
                     .into_par_iter()
                     .map(|c| {
-                        let chain_seed = seed + c as u64;
+                        // Never the data's seed: the generator draws Z from the same
+                        // restaurant on that stream, so a chain seeded alike would start
+                        // at the true Z.
+                        let chain_seed = seed + 1 + c as u64;
                         let bp = start == "bp-means";
                         run_chain(x, &hidden, kind, sigmas, iterations, chain_seed, bp)
                     })

@@ -56,7 +56,7 @@ use madbayes::ibp::{ColumnPosteriors, IbpKind, IbpSampler, log_ibp_prior};
 use madbayes::io::read_csv;
 use rayon::prelude::*;
 use std::path::Path;
-use support::{Args, Res};
+use support::{Args, Res, ibp_kind, list};
 
 /// What one chain leaves behind.
 struct ChainResult {
@@ -67,50 +67,6 @@ struct ChainResult {
     loglik: Vec<f64>,
     /// (L2, log-density) per hidden entry at each of the final five samples.
     final_scores: Vec<(f64, f64)>,
-}
-
-fn kind_of(name: &str) -> Res<IbpKind> {
-    Ok(match name {
-        "collapsed" => IbpKind::Collapsed,
-        "semi" => IbpKind::SemiCollapsed,
-        "accelerated" => IbpKind::Accelerated,
-        other => return Err(format!("unknown sampler {other}").into()),
-    })
-}
-
-fn list<T: std::str::FromStr>(s: &str) -> Res<Vec<T>> {
-    s.split(',')
-        .map(|v| v.parse().map_err(|_| format!("cannot parse {v:?}").into()))
-        .collect()
-}
-
-/// X with each hidden entry set to the mean of its column's visible entries.
-fn filled(x: &RowMatrix, hidden: &HiddenEntries) -> RowMatrix {
-    let mut w = x.clone();
-    for (c, rows) in hidden.by_column().iter().enumerate() {
-        let vis: Vec<f64> = (0..x.n_rows())
-            .filter(|&r| !hidden.is_hidden(r, c))
-            .map(|r| x.row(r)[c])
-            .collect();
-        let m = vis.iter().sum::<f64>() / vis.len() as f64;
-        for &r in rows {
-            w.row_mut(r)[c] = m;
-        }
-    }
-    w
-}
-
-/// The standard deviation of the visible entries.
-fn visible_sd(x: &RowMatrix, hidden: &HiddenEntries) -> f64 {
-    let d = x.n_cols();
-    let v: Vec<f64> = x
-        .as_slice()
-        .iter()
-        .enumerate()
-        .filter(|(e, _)| !hidden.is_hidden(e / d, e % d))
-        .map(|(_, v)| *v)
-        .collect();
-    sd(&v)
 }
 
 fn run_chain(
@@ -139,7 +95,7 @@ fn run_chain(
             .refine(true)
             .seed(seed)
             .check()?
-            .fit(&filled(x, hidden))?;
+            .fit(&hidden.fill_column_means(x))?;
         start_s = t.elapsed().as_secs_f64();
         p = p.start_from(bp.z());
     } else {
@@ -304,7 +260,7 @@ fn main() -> Res<()> {
         let (n, d) = (x.n_rows(), x.n_cols());
         let hidden = HiddenEntries::scattered(n, d, (100 * d).min(n * d / 5), seed)?;
         let sigmas = sigmas.unwrap_or_else(|| {
-            let s = visible_sd(x, &hidden);
+            let s = sd(&hidden.visible_values(x));
             (0.25 * s, 0.75 * s)
         });
         if let Some(z) = z_true {
@@ -323,7 +279,7 @@ fn main() -> Res<()> {
             );
         }
         for name in &kinds {
-            let kind = kind_of(name)?;
+            let kind = ibp_kind(name)?;
             let results: Vec<ChainResult> = pool.install(|| {
                 (0..chains)
                     .into_par_iter()

@@ -29,27 +29,12 @@ mod support;
 
 use madbayes::RowMatrix;
 use madbayes::generate::{block_images, ibp_linear_gaussian};
-use madbayes::ibp::{IbpKind, IbpSampler};
+use madbayes::ibp::IbpSampler;
 use madbayes::plot::canvas::{BLACK, Canvas, GREY, Rgb};
 use madbayes::plot::chart::tick_label;
 use madbayes::plot::font::text_width;
 use std::path::Path;
-use support::{Args, Res, cpu_seconds};
-
-fn kind_of(name: &str) -> Res<IbpKind> {
-    Ok(match name {
-        "collapsed" => IbpKind::Collapsed,
-        "semi" => IbpKind::SemiCollapsed,
-        "accelerated" => IbpKind::Accelerated,
-        other => return Err(format!("unknown sampler {other}").into()),
-    })
-}
-
-fn list<T: std::str::FromStr>(s: &str) -> Res<Vec<T>> {
-    s.split(',')
-        .map(|v| v.parse().map_err(|_| format!("cannot parse {v:?}").into()))
-        .collect()
-}
+use support::{Args, Res, cpu_seconds, ibp_kind, list};
 
 /// Least-squares slope of log y against log x.
 fn log_log_slope(points: &[(f64, f64)]) -> f64 {
@@ -96,7 +81,7 @@ fn cmd_scaling(a: &Args) -> Res<()> {
             if stopped[ki] {
                 continue;
             }
-            let params = IbpSampler::params(kind_of(name)?)
+            let params = IbpSampler::params(ibp_kind(name)?)
                 .alpha(alpha)
                 .sigma_a(sigma_a)
                 .sigma_x(sigma_x)

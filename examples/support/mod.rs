@@ -82,3 +82,21 @@ pub fn fmt_times(t: &[f64]) -> String {
     let v: Vec<String> = t.iter().map(|x| format!("{x:.6}")).collect();
     format!("[{}]", v.join(","))
 }
+
+/// The IBP sampler named `collapsed`, `semi` or `accelerated`.
+pub fn ibp_kind(name: &str) -> Res<madbayes::ibp::IbpKind> {
+    use madbayes::ibp::IbpKind;
+    Ok(match name {
+        "collapsed" => IbpKind::Collapsed,
+        "semi" => IbpKind::SemiCollapsed,
+        "accelerated" => IbpKind::Accelerated,
+        other => return Err(format!("unknown sampler {other}").into()),
+    })
+}
+
+/// A comma-separated list.
+pub fn list<T: std::str::FromStr>(s: &str) -> Res<Vec<T>> {
+    s.split(',')
+        .map(|v| v.parse().map_err(|_| format!("cannot parse {v:?}").into()))
+        .collect()
+}

@@ -4,6 +4,7 @@
 //! entirely. A sampler imputes them as it goes; the hidden values are then predicted from
 //! the state and scored (see `ibp::ColumnPosteriors`).
 
+use crate::RowMatrix;
 use crate::restarts::run_rng;
 use rand::RngExt;
 use thiserror::Error;
@@ -123,6 +124,39 @@ impl HiddenEntries {
         self.entries.is_empty()
     }
 
+    /// A copy of `x` with each hidden entry replaced by the mean of its column's visible
+    /// entries (the hidden values of `x` are not read).
+    pub fn fill_column_means(&self, x: &RowMatrix) -> RowMatrix {
+        let (n, d) = (x.n_rows(), x.n_cols());
+        assert_eq!((n, d), (self.n, self.d), "mask shape");
+        let mut sums = vec![0.0; d];
+        let mut counts = vec![0usize; d];
+        for i in 0..n {
+            for (c, v) in x.row(i).iter().enumerate() {
+                if !self.is_hidden(i, c) {
+                    sums[c] += v;
+                    counts[c] += 1;
+                }
+            }
+        }
+        let mut work = x.clone();
+        for &(r, c) in &self.entries {
+            work.row_mut(r)[c] = sums[c] / counts[c].max(1) as f64;
+        }
+        work
+    }
+
+    /// The visible entries of `x`, row-major.
+    pub fn visible_values(&self, x: &RowMatrix) -> Vec<f64> {
+        assert_eq!((x.n_rows(), x.n_cols()), (self.n, self.d), "mask shape");
+        x.as_slice()
+            .iter()
+            .zip(&self.mask)
+            .filter(|(_, h)| !**h)
+            .map(|(v, _)| *v)
+            .collect()
+    }
+
     /// The hidden rows of each column: `by_column()[d]` lists the n with (n, d) hidden.
     pub fn by_column(&self) -> Vec<Vec<usize>> {
         let mut cols = vec![Vec::new(); self.d];
@@ -161,6 +195,28 @@ mod tests {
             HiddenEntries::scattered(3, 3, 0, 1),
             Err(MissingError::Zero)
         );
+    }
+
+    #[test]
+    fn filling_and_visible_values_skip_the_hidden_entries() {
+        let x = RowMatrix::from_rows(&[[1.0, 10.0], [3.0, 20.0], [5.0, 60.0]]);
+        let h = HiddenEntries::scattered(3, 2, 2, 5).unwrap();
+        let mut poisoned = x.clone();
+        for &(r, c) in h.entries() {
+            poisoned.row_mut(r)[c] = f64::NAN;
+        }
+        let filled = h.fill_column_means(&poisoned);
+        for &(r, c) in h.entries() {
+            let vis: Vec<f64> = (0..3)
+                .filter(|&i| !h.is_hidden(i, c))
+                .map(|i| x.row(i)[c])
+                .collect();
+            let want = vis.iter().sum::<f64>() / vis.len() as f64;
+            assert_eq!(filled.row(r)[c], want);
+        }
+        let v = h.visible_values(&poisoned);
+        assert_eq!(v.len(), 4);
+        assert!(v.iter().all(|a| a.is_finite()));
     }
 
     #[test]

@@ -389,7 +389,7 @@ impl IbpValidParams {
         each: &mut dyn FnMut(&IbpTraceRecord, &RowMatrix),
     ) -> Result<IbpFit, FitError> {
         let mut work = match hidden {
-            Some(h) => fill_column_means(x, h),
+            Some(h) => h.fill_column_means(x),
             None => x.clone(),
         };
         check_data(&work)?;
@@ -496,40 +496,15 @@ impl IbpValidParams {
     }
 }
 
-/// A copy of `x` with each hidden entry replaced by the mean of its column's visible entries.
-fn fill_column_means(x: &RowMatrix, hidden: &HiddenEntries) -> RowMatrix {
-    let (n, d) = (x.n_rows(), x.n_cols());
-    let mut sums = vec![0.0; d];
-    let mut counts = vec![0usize; d];
-    for i in 0..n {
-        for (c, v) in x.row(i).iter().enumerate() {
-            if !hidden.is_hidden(i, c) {
-                sums[c] += v;
-                counts[c] += 1;
-            }
-        }
-    }
-    let mut work = x.clone();
-    for &(r, c) in hidden.entries() {
-        work.row_mut(r)[c] = sums[c] / counts[c].max(1) as f64;
-    }
-    work
-}
-
 /// The standard deviation of the entries of `x` that are not hidden.
 fn visible_std(x: &RowMatrix, hidden: Option<&HiddenEntries>) -> f64 {
-    let Some(h) = hidden else {
-        return data_std(x);
-    };
-    let d = x.n_cols();
-    let visible: Vec<f64> = x
-        .as_slice()
-        .iter()
-        .enumerate()
-        .filter(|(e, _)| !h.is_hidden(e / d, e % d))
-        .map(|(_, v)| *v)
-        .collect();
-    data_std(&RowMatrix::new(visible.len(), 1, visible))
+    match hidden {
+        Some(h) => {
+            let v = h.visible_values(x);
+            data_std(&RowMatrix::new(v.len(), 1, v))
+        }
+        None => data_std(x),
+    }
 }
 
 /// The imputation step: A ~ p(A | Z, X) on the completed X, then each hidden x_nd ~

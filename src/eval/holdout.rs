@@ -294,27 +294,51 @@ pub fn predict_hidden_features(a: &RowMatrix, row: &[f64], hidden: &[usize]) -> 
         .collect()
 }
 
-/// [`predict_hidden_features`] for many rows under one A: the Gram matrix AAᵀ is formed once
-/// (one GEMM), and each row's Gram matrix over its visible columns V is AAᵀ less the outer
-/// products of its few hidden columns, A_V A_Vᵀ = AAᵀ − A_H A_Hᵀ, O(K²|H|) instead of
-/// O(K²|V|) per row; likewise A_V x_V = A x − A_H x_H. The z found is the same up to
-/// rounding (ties aside).
+/// [`predict_hidden_features`] for many rows under one A, with the per-row work cut down.
+/// Up to K = 12 (exact search over all z) the Gram matrix AAᵀ is formed once (one GEMM)
+/// and each row's Gram matrix over its visible columns V is AAᵀ less the outer products of
+/// its few hidden columns H: A_V A_Vᵀ = AAᵀ − A_H A_Hᵀ, O(K²|H|) instead of O(K²|V|). Above
+/// that the same coordinate descent (z from 0, k = 0..K in turn, a flip only when it
+/// strictly lowers ‖x_V − z A_V‖², until a pass flips nothing) runs on the residual
+/// e = x_V − z A_V instead of a Gram matrix: O(|V|) per coordinate and per flip, so no
+/// K × K matrix is built per row. The z found is the same up to rounding (ties aside).
 pub struct FeaturePredictor<'a> {
     a: &'a RowMatrix,
+    /// AAᵀ when K ≤ 12, else empty.
     gram: Vec<f64>,
+    /// ‖a_k‖² for each feature.
+    norms: Vec<f64>,
 }
 
 impl<'a> FeaturePredictor<'a> {
-    /// Forms AAᵀ for `a` (`K × D`).
+    /// Prepares the predictions for `a` (`K × D`).
     pub fn new(a: &'a RowMatrix) -> Self {
         let k = a.n_rows();
-        let mut gram = vec![0.0; k * k];
-        gemm_xat(&mut gram, a.as_slice(), k, a);
-        Self { a, gram }
+        let mut gram = Vec::new();
+        if k <= EXACT_MAX_K {
+            gram = vec![0.0; k * k];
+            gemm_xat(&mut gram, a.as_slice(), k, a);
+        }
+        let norms = a.rows().map(|r| dot(r, r)).collect();
+        Self { a, gram, norms }
     }
 
     /// The hidden entries of `row` (its `hidden` columns, ascending) predicted from the rest.
     pub fn predict(&self, row: &[f64], hidden: &[usize]) -> Vec<f64> {
+        let a = self.a;
+        let k = a.n_rows();
+        let z = if k <= EXACT_MAX_K {
+            self.exact_z(row, hidden)
+        } else {
+            self.descend_z(row, hidden)
+        };
+        hidden
+            .iter()
+            .map(|&c| (0..k).filter(|&j| z[j] != 0).map(|j| a.row(j)[c]).sum())
+            .collect()
+    }
+
+    fn exact_z(&self, row: &[f64], hidden: &[usize]) -> Vec<u8> {
         let a = self.a;
         let k = a.n_rows();
         let g: Vec<f64> = a
@@ -323,25 +347,54 @@ impl<'a> FeaturePredictor<'a> {
             .collect();
         let mut gm = self.gram.clone();
         for &c in hidden {
-            let col: Vec<f64> = (0..k).map(|j| a.row(j)[c]).collect();
             for i in 0..k {
-                if col[i] != 0.0 {
+                let ai = a.row(i)[c];
+                if ai != 0.0 {
                     for j in 0..k {
-                        gm[i * k + j] -= col[i] * col[j];
+                        gm[i * k + j] -= ai * a.row(j)[c];
                     }
                 }
             }
         }
         let mut z = vec![0u8; k];
-        if k <= EXACT_MAX_K {
-            best_row_exact(&g, &gm, &mut z);
-        } else {
-            descend_row(&mut z, &g, &gm, 4 * k + 8);
+        best_row_exact(&g, &gm, &mut z);
+        z
+    }
+
+    fn descend_z(&self, row: &[f64], hidden: &[usize]) -> Vec<u8> {
+        let a = self.a;
+        let k = a.n_rows();
+        // Residual over all columns, kept at 0 on the hidden ones so that full-length dot
+        // products read only V.
+        let mut e = row.to_vec();
+        let clear = |e: &mut [f64]| hidden.iter().for_each(|&c| e[c] = 0.0);
+        clear(&mut e);
+        let norms_v: Vec<f64> = (0..k)
+            .map(|j| self.norms[j] - hidden.iter().map(|&c| a.row(j)[c].powi(2)).sum::<f64>())
+            .collect();
+        let mut z = vec![0u8; k];
+        for _ in 0..4 * k + 8 {
+            let mut flips = 0;
+            for j in 0..k {
+                let ae = dot(a.row(j), &e);
+                let delta = if z[j] == 0 {
+                    norms_v[j] - 2.0 * ae
+                } else {
+                    norms_v[j] + 2.0 * ae
+                };
+                if delta < 0.0 {
+                    let sign = if z[j] == 0 { -1.0 } else { 1.0 };
+                    e.iter_mut().zip(a.row(j)).for_each(|(v, w)| *v += sign * w);
+                    clear(&mut e);
+                    z[j] ^= 1;
+                    flips += 1;
+                }
+            }
+            if flips == 0 {
+                break;
+            }
         }
-        hidden
-            .iter()
-            .map(|&c| (0..k).filter(|&j| z[j] != 0).map(|j| a.row(j)[c]).sum())
-            .collect()
+        z
     }
 }
 
@@ -382,8 +435,8 @@ mod tests {
     #[test]
     fn the_predictor_agrees_with_the_direct_prediction() {
         let mut rng = run_rng(4, 0);
-        for k in [3, 20] {
-            let (d, rows) = (15, 40);
+        for (k, d) in [(3, 15), (20, 15), (60, 200)] {
+            let rows = 40;
             let a = RowMatrix::new(
                 k,
                 d,

@@ -26,7 +26,9 @@ mod params;
 mod semi;
 mod state;
 
-pub use meibp::{Meibp, MeibpFit, MeibpParams, MeibpTraceRecord, MeibpValidParams};
+pub use meibp::{
+    Extremes, Meibp, MeibpFit, MeibpParams, MeibpTraceRecord, MeibpValidParams, RowObjective,
+};
 pub use model::{APosterior, a_posterior, collapsed_log_lik, log_ibp_prior};
 pub use params::{
     IbpFit, IbpKind, IbpParamError, IbpParams, IbpSampler, IbpTraceRecord, IbpValidParams, data_std,

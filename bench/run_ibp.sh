@@ -2,7 +2,7 @@
 # Benchmarks of the IBP samplers and the MAD-Bayes methods beside them; results are appended
 # to bench/out/<section>.log, written up in BENCHMARKS.md ("IBP samplers").
 #
-#   bash bench/run_ibp.sh [section]   # section: scaling | heldout | all
+#   bash bench/run_ibp.sh [section]   # section: scaling | heldout | local-search | meibp-large | all
 #
 # `scaling`: time per sweep of the collapsed, semi-collapsed and accelerated (W = 1) Gibbs
 # samplers against N, one thread, hyperparameters fixed: data from the IBP prior as in
@@ -12,6 +12,13 @@
 # BP-means, stepwise K-features and the four IBP methods on the block images (N = 1000) and
 # on the MEIBP synthetic data (N = 500, D = 500, K = 20); a table and
 # bench/out/heldout_vs_time_<data>.png.
+# `local-search`: Reed & Ghahramani (2013) Figure 1 — the MEIBP local search (§3.6) against
+# brute force over all 2^K rows, K = 2…12, 10 data sets of N = 500, D = 50, σ_X = 1 from the
+# nonnegative linear-Gaussian model, 1000K row optimizations each, and random rows beside it;
+# then the same on the binary factors of R&G §5.
+# `meibp-large`: MEIBP's per-iteration time at R&G's large synthetic size (§5, Figure 3
+# right: N = 10^5, D = 10^3, K = 50, p = 0.4, σ_X = 1), `madbayes fit --algo meibp --k 50`,
+# 3 iterations, 1 and 2 threads; /usr/bin/time for wall time and peak memory.
 # Every section prints `uptime` before and after itself: on this 2-core machine, timings
 # taken at a load above ~1.5 are not trustworthy.
 set -euo pipefail
@@ -80,12 +87,39 @@ run_heldout() {
     stamp "heldout: end"
 }
 
+run_local_search() {
+    stamp "local-search: start"
+    "$bin" meibp-local-search --ks 2,3,4,5,6,7,8,9,10,11,12 --datasets 10 --per-k 1000 --seed 1
+    # The same on R&G's §5 synthetic factors (K binary factors of ceil(D/3) ones, p = 0.4).
+    "$bin" meibp-local-search --ks 2,3,4,5,6,7,8,9,10,11,12 --datasets 10 --per-k 1000 --seed 1 \
+        --data factors --p 0.4
+    stamp "local-search: end"
+}
+
+run_meibp_large() {
+    local dir="$out/meibp_large"
+    mkdir -p "$dir"
+    [ -f "$dir/gen/x.npy" ] ||
+        "$mb" gen meibp --n 100000 --d 1000 --k 50 --p 0.4 --sigma-x 1 --seed 1 --npy --out "$dir/gen"
+    for threads in 1 2; do
+        stamp "meibp-large: threads $threads"
+        /usr/bin/time -f "wall %e s, max RSS %M kB" "$mb" fit "$dir/gen/x.npy" --algo meibp --k 50 \
+            --iterations "${LARGE_ITERATIONS:-3}" --seed 1 --threads "$threads" --quiet --out "$dir/fit_t$threads"
+        cat "$dir/fit_t$threads/trace.csv"
+    done
+    stamp "meibp-large: end"
+}
+
 case "$section" in
     scaling) run_scaling 2>&1 | tee -a "$out/scaling.log" ;;
     heldout) run_heldout 2>&1 | tee -a "$out/heldout.log" ;;
+    local-search) run_local_search 2>&1 | tee -a "$out/local_search.log" ;;
+    meibp-large) run_meibp_large 2>&1 | tee -a "$out/meibp_large.log" ;;
     all)
         run_scaling 2>&1 | tee -a "$out/scaling.log"
         run_heldout 2>&1 | tee -a "$out/heldout.log"
+        run_local_search 2>&1 | tee -a "$out/local_search.log"
+        run_meibp_large 2>&1 | tee -a "$out/meibp_large.log"
         ;;
-    *) echo "unknown section $section (scaling | heldout | all)" >&2; exit 2 ;;
+    *) echo "unknown section $section (scaling | heldout | local-search | meibp-large | all)" >&2; exit 2 ;;
 esac

@@ -33,7 +33,7 @@ mod tests;
 
 pub use row::{Extremes, RowObjective};
 
-use super::params::IbpParamError;
+use super::params::{IbpParamError, check_shared};
 use crate::RowMatrix;
 use crate::error::{FitError, check_data};
 use crate::restarts::run_rng;
@@ -76,7 +76,8 @@ pub struct MeibpParams {
 pub struct MeibpTraceRecord {
     /// Iteration, from 1.
     pub iteration: usize,
-    /// Seconds since the start.
+    /// Seconds of inference since the start (the `each` callbacks of
+    /// [`MeibpValidParams::fit_with`] are left out).
     pub seconds: f64,
     /// Active features K₊.
     pub k: usize,
@@ -147,23 +148,7 @@ impl MeibpParams {
 
     /// Checks the rules that hold for any data.
     pub fn check(self) -> Result<MeibpValidParams, IbpParamError> {
-        let positive = |name: &'static str, v: f64| {
-            if v.is_finite() && v > 0.0 {
-                Ok(())
-            } else {
-                Err(IbpParamError::NotPositive { name, value: v })
-            }
-        };
-        positive("alpha", self.alpha)?;
-        if let Some(s) = self.sigma_x {
-            positive("sigma-x", s)?;
-        }
-        if let Some(s) = self.sigma_a {
-            positive("sigma-a", s)?;
-        }
-        if self.max_iter == 0 {
-            return Err(IbpParamError::NoIterations);
-        }
+        check_shared(self.alpha, self.sigma_x, self.sigma_a, self.max_iter)?;
         if self.k_max == 0 {
             return Err(IbpParamError::ZeroKMax);
         }
@@ -231,6 +216,7 @@ impl MeibpValidParams {
             }
         }
         let start = Instant::now();
+        let mut outside = 0.0;
         let mut st = State::new(x, z, p.alpha, sx, sa);
         let mut trace = Vec::new();
         let mut converged = false;
@@ -247,13 +233,15 @@ impl MeibpValidParams {
             st.update_q();
             let record = MeibpTraceRecord {
                 iteration: it,
-                seconds: start.elapsed().as_secs_f64(),
+                seconds: start.elapsed().as_secs_f64() - outside,
                 k: st.active().len(),
                 evidence: st.evidence(),
                 changed_rows: changed,
             };
+            let paused = Instant::now();
             let (zm, am) = st.active_z_and_means();
             each(&record, &zm, &am);
+            outside += paused.elapsed().as_secs_f64();
             trace.push(record);
             if changed == 0 {
                 converged = true;

@@ -137,4 +137,16 @@ fn local_search_on_the_papers_figure_1_setting() {
         seed += 1;
     }
     println!("K = {k}: optimum in {exact} of {total}, within 95% in {near} of {total}");
+    // Measured: optimum in 7274 of 8000 (90.9%), within 95% in 8000 of 8000 (R&G Figure 1:
+    // about 70% optimal at K = 12 and over 99.9% within 95% for every K; `bench_ibp
+    // meibp-local-search` gives 82% ± 4% and 99.995% at K = 8 over ten data sets). The
+    // bounds sit a few rows below the measured counts on this fixed data set.
+    assert!(
+        exact * 100 >= total * 87,
+        "optimum in only {exact} of {total}"
+    );
+    assert!(
+        near * 1000 >= total * 998,
+        "within 95% in only {near} of {total}"
+    );
 }

@@ -305,9 +305,9 @@ impl State {
         }
     }
 
-    /// Eq. 10 up to its constant: Σ_n \[−½ z_n ΦΦᵀ z_nᵀ + z_n·ξ_n\]/σ_X² − log K₊!
-    /// + Σ_{active k} \[log((N − m_k)! (m_k − 1)!/N!) + η_k\], with the sum over rows as
-    /// −½ ⟨ZᵀZ, ΦΦᵀ⟩ + ⟨ZᵀX, Φ⟩ + Σ_k m_k · ½ Σ_d (E\[a_kd\]² − E\[a²_kd\]): O(K²D).
+    /// Eq. 10 up to its constant: Σ_n \[−½ z_n ΦΦᵀ z_nᵀ + z_n·ξ_n\]/σ_X² − log K₊! plus
+    /// Σ_{active k} \[log((N − m_k)! (m_k − 1)!/N!) + η_k\], with the sum over rows written
+    /// as −½ ⟨ZᵀZ, ΦΦᵀ⟩ + ⟨ZᵀX, Φ⟩ + Σ_k m_k · ½ Σ_d (E\[a_kd\]² − E\[a²_kd\]), so O(K²D).
     pub fn evidence(&self) -> f64 {
         let (n, k) = (self.n, self.k());
         let s2 = self.sx * self.sx;

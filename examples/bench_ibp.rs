@@ -31,7 +31,9 @@
 //!         force over all 2^K rows: the fraction where the §3.6 local search finds the optimum
 //!         F*, where it is within 95% (F − F_n0 ≥ 0.95 (F* − F_n0), F_n0 the minimum, Eq. 22),
 //!         the same for a uniformly random row, as mean and standard deviation over the data
-//!         sets, and the smallest (F − F_n0)/(F* − F_n0) the local search reached.
+//!         sets, the smallest (F − F_n0)/(F* − F_n0) the local search reached, and the
+//!         optimum / within-95% fractions of MEIBP's row step (the better of the search's
+//!         row and the current one).
 //! ```
 //!
 //! Every command prints one JSON object per line on stdout.

@@ -18,7 +18,8 @@
 # then the same on the binary factors of R&G §5.
 # `meibp-large`: MEIBP's per-iteration time at R&G's large synthetic size (§5, Figure 3
 # right: N = 10^5, D = 10^3, K = 50, p = 0.4, σ_X = 1), `madbayes fit --algo meibp --k 50`,
-# 3 iterations, 1 and 2 threads; /usr/bin/time for wall time and peak memory.
+# 3 iterations, 1 and 2 threads; /usr/bin/time for wall time and peak memory; then
+# `bench_ibp meibp-large` on the same data until Z stops changing (600 s at most).
 # Every section prints `uptime` before and after itself: on this 2-core machine, timings
 # taken at a load above ~1.5 are not trustworthy.
 set -euo pipefail
@@ -107,6 +108,9 @@ run_meibp_large() {
             --iterations "${LARGE_ITERATIONS:-3}" --seed 1 --threads "$threads" --quiet --out "$dir/fit_t$threads"
         cat "$dir/fit_t$threads/trace.csv"
     done
+    stamp "meibp-large: long run"
+    # Until Z stops changing (at most LONG_ITERATIONS), without the CLI's log p(X, Z).
+    timeout 600 "$bin" meibp-large --iterations "${LONG_ITERATIONS:-150}" --threads 1 --seed 1 || true
     stamp "meibp-large: end"
 }
 

@@ -18,6 +18,12 @@
 //!    best-element improvement in place of the (1 + ε/|V|²) factor (F is negative here).
 //! 3. Stop when Z did not change (or after `max_iter` iterations).
 //!
+//! Cost of an iteration ([`state`]): O(K²D) for each q(A) update, since ZᵀZ and ZᵀX are kept
+//! as rows change; one N × D × K GEMM for XΦᵀ (row blocks in parallel, the same bits for
+//! any thread count); per row O(K) for ω_n and O(K) per local-search move ([`row`]); and
+//! O(K² + D × flipped features) per changed row. The rows run in order (each sees the
+//! column sums left by the rows before it), so they are sequential.
+//!
 //! Two readings of the paper's text, stated: the paper writes the indicator on η_k as
 //! 1{m_{k∖n} > 0}; η_k then would not depend on z_n at all, while Eq. 10 adds η_k for each
 //! *active* feature, so the term that depends on z_n is 1{m_{k∖n} = 0} η_k. Likewise the
@@ -77,7 +83,8 @@ pub struct MeibpTraceRecord {
     /// Iteration, from 1.
     pub iteration: usize,
     /// Seconds of inference since the start (the `each` callbacks of
-    /// [`MeibpValidParams::fit_with`] are left out).
+    /// [`MeibpValidParams::fit_with`] are left out; the `row` callbacks of
+    /// [`MeibpValidParams::fit_observing_rows`] are counted).
     pub seconds: f64,
     /// Active features K₊.
     pub k: usize,

@@ -7,9 +7,10 @@
 ///
 /// F(s) = Σ_{a∈s} ω_a − ½ Σ_{a,b∈s} G_ab − log(K_{+∖n} + #{a ∈ s : a opens})!
 ///
-/// with G = ΦΦᵀ/σ_X² (Φ = E_q\[A\]), ω_n as in the module documentation of
-/// [`super`], K_{+∖n} the features held by other rows, and "a opens" when no other row holds
-/// a (m_{a∖n} = 0). F is submodular when Φ ≥ 0 (R&G §3.5, Propositions 1–2 and Eq. 21).
+/// with G = ΦΦᵀ/σ_X² (Φ = E_q\[A\]); ω_n the linear weights of Eq. 19: the data term
+/// (Φ_k·x_n + ½ Σ_d (E\[a_kd\]² − E\[a²_kd\]))/σ_X², the IBP prior's ν_k(1) − ν_k(0), and
+/// η_k − log N! for a feature the row would open; K_{+∖n} the features held by other rows;
+/// and "a opens" when no other row holds a (m_{a∖n} = 0). F is submodular when Φ ≥ 0 (R&G §3.5, Propositions 1–2 and Eq. 21).
 #[derive(Clone, Debug)]
 pub struct RowObjective<'a> {
     g: &'a [f64],

@@ -60,11 +60,7 @@ pub fn meibp_factors(
     sigma_x: f64,
     seed: u64,
 ) -> Result<FeatureData, GenError> {
-    check(n >= 1, "n", "at least 1", n)?;
-    check(d >= 1, "d", "at least 1", d)?;
-    check(k >= 1, "k", "at least 1", k)?;
-    check_prob(p)?;
-    check_sd("sigma-x", sigma_x)?;
+    check_sizes(n, d, k, p, sigma_x)?;
     let mut rng = run_rng(seed, 0);
     let ones = d.div_ceil(3);
     let mut a = RowMatrix::zeros(k, d);
@@ -96,12 +92,8 @@ pub fn nonnegative_linear_gaussian(
     sigma_x: f64,
     seed: u64,
 ) -> Result<FeatureData, GenError> {
-    check(n >= 1, "n", "at least 1", n)?;
-    check(d >= 1, "d", "at least 1", d)?;
-    check(k >= 1, "k", "at least 1", k)?;
-    check_prob(p)?;
+    check_sizes(n, d, k, p, sigma_x)?;
     check_sd("sigma-a", sigma_a)?;
-    check_sd("sigma-x", sigma_x)?;
     let mut rng = run_rng(seed, 0);
     let data = (0..k * d)
         .map(|_| sigma_a * standard_normal(&mut rng).abs())
@@ -110,6 +102,16 @@ pub fn nonnegative_linear_gaussian(
     let z = bernoulli(n, k, p, &mut rng);
     let x = linear_gaussian(&z, &a, sigma_x, &mut rng);
     Ok(FeatureData { x, z, a })
+}
+
+/// The checks the K-feature generators share: n, d, k ≥ 1, p a probability, σ_X a standard
+/// deviation (in this order).
+fn check_sizes(n: usize, d: usize, k: usize, p: f64, sigma_x: f64) -> Result<(), GenError> {
+    check(n >= 1, "n", "at least 1", n)?;
+    check(d >= 1, "d", "at least 1", d)?;
+    check(k >= 1, "k", "at least 1", k)?;
+    check_prob(p)?;
+    check_sd("sigma-x", sigma_x)
 }
 
 /// An `n × k` matrix of independent Bernoulli(`p`) entries.

@@ -2,7 +2,7 @@
 # Benchmarks of the IBP samplers and the MAD-Bayes methods beside them; results are appended
 # to bench/out/<section>.log, written up in BENCHMARKS.md ("IBP samplers").
 #
-#   bash bench/run_ibp.sh [section]   # section: scaling | heldout | dvg | all
+#   bash bench/run_ibp.sh [section]   # section: scaling | heldout | dvg | local-search | meibp-large | all
 #
 # `scaling`: time per sweep of the collapsed, semi-collapsed and accelerated (W = 1) Gibbs
 # samplers against N, one thread, hyperparameters fixed: data from the IBP prior as in
@@ -16,6 +16,14 @@
 # 5 chains per sampler from prior draws of Z, single entries hidden and imputed, scores at the
 # final five samples, effective N between chains; data from the prior (N = 50 … 500, 1000
 # iterations) and the block images (500 iterations, σ_A = 0.75σ, σ_X = 0.25σ, α = 2).
+# `local-search`: Reed & Ghahramani (2013) Figure 1 — the MEIBP local search (§3.6) against
+# brute force over all 2^K rows, K = 2…12, 10 data sets of N = 500, D = 50, σ_X = 1 from the
+# nonnegative linear-Gaussian model, 1000K row optimizations each, and random rows beside it;
+# then the same on the binary factors of R&G §5.
+# `meibp-large`: MEIBP's per-iteration time at R&G's large synthetic size (§5, Figure 3
+# right: N = 10^5, D = 10^3, K = 50, p = 0.4, σ_X = 1), `madbayes fit --algo meibp --k 50`,
+# 3 iterations, 1 and 2 threads; /usr/bin/time for wall time and peak memory; then
+# `bench_ibp meibp-large` on the same data until Z stops changing (600 s at most).
 # Every section prints `uptime` before and after itself: on this 2-core machine, timings
 # taken at a load above ~1.5 are not trustworthy.
 set -euo pipefail
@@ -104,14 +112,44 @@ run_dvg() {
     stamp "dvg: end"
 }
 
+run_local_search() {
+    stamp "local-search: start"
+    "$bin" meibp-local-search --ks 2,3,4,5,6,7,8,9,10,11,12 --datasets 10 --per-k 1000 --seed 1
+    # The same on R&G's §5 synthetic factors (K binary factors of ceil(D/3) ones, p = 0.4).
+    "$bin" meibp-local-search --ks 2,3,4,5,6,7,8,9,10,11,12 --datasets 10 --per-k 1000 --seed 1 \
+        --data factors --p 0.4
+    stamp "local-search: end"
+}
+
+run_meibp_large() {
+    local dir="$out/meibp_large"
+    mkdir -p "$dir"
+    [ -f "$dir/gen/x.npy" ] ||
+        "$mb" gen meibp --n 100000 --d 1000 --k 50 --p 0.4 --sigma-x 1 --seed 1 --npy --out "$dir/gen"
+    for threads in 1 2; do
+        stamp "meibp-large: threads $threads"
+        /usr/bin/time -f "wall %e s, max RSS %M kB" "$mb" fit "$dir/gen/x.npy" --algo meibp --k 50 \
+            --iterations "${LARGE_ITERATIONS:-3}" --seed 1 --threads "$threads" --quiet --out "$dir/fit_t$threads"
+        cat "$dir/fit_t$threads/trace.csv"
+    done
+    stamp "meibp-large: long run"
+    # Until Z stops changing (at most LONG_ITERATIONS), without the CLI's log p(X, Z).
+    timeout 600 "$bin" meibp-large --iterations "${LONG_ITERATIONS:-150}" --threads 1 --seed 1 || true
+    stamp "meibp-large: end"
+}
+
 case "$section" in
     scaling) run_scaling 2>&1 | tee -a "$out/scaling.log" ;;
     heldout) run_heldout 2>&1 | tee -a "$out/heldout.log" ;;
     dvg) run_dvg 2>&1 | tee -a "$out/dvg.log" ;;
+    local-search) run_local_search 2>&1 | tee -a "$out/local_search.log" ;;
+    meibp-large) run_meibp_large 2>&1 | tee -a "$out/meibp_large.log" ;;
     all)
         run_scaling 2>&1 | tee -a "$out/scaling.log"
         run_heldout 2>&1 | tee -a "$out/heldout.log"
         run_dvg 2>&1 | tee -a "$out/dvg.log"
+        run_local_search 2>&1 | tee -a "$out/local_search.log"
+        run_meibp_large 2>&1 | tee -a "$out/meibp_large.log"
         ;;
-    *) echo "unknown section $section (scaling | heldout | dvg | all)" >&2; exit 2 ;;
+    *) echo "unknown section $section (scaling | heldout | dvg | local-search | meibp-large | all)" >&2; exit 2 ;;
 esac

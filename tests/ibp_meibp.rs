@@ -100,3 +100,29 @@ fn meibp_parameter_rules() {
     assert_eq!(a.z(), b.z());
     assert_eq!(a.a(), b.a());
 }
+
+#[test]
+fn meibp_is_identical_on_one_and_two_threads_across_row_blocks() {
+    // 9000 rows span three of the 4096-row blocks of the parallel XΦᵀ and ZᵀX products.
+    let g = madbayes::generate::nonnegative_linear_gaussian(9000, 6, 4, 0.5, 1.0, 1.0, 2).unwrap();
+    let p = Meibp::params(5)
+        .sigma_x(1.0)
+        .sigma_a(1.0)
+        .max_iter(3)
+        .seed(4)
+        .check()
+        .unwrap();
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let fit = pool.install(|| p.fit(&g.x)).unwrap();
+        let evidence: Vec<f64> = fit.trace().iter().map(|r| r.evidence).collect();
+        (fit.z().clone(), fit.a().clone(), evidence)
+    };
+    let (one, two) = (run(1), run(2));
+    assert_eq!(one.0, two.0);
+    assert_eq!(one.1, two.1);
+    assert_eq!(one.2, two.2);
+}

@@ -60,11 +60,7 @@ pub fn meibp_factors(
     sigma_x: f64,
     seed: u64,
 ) -> Result<FeatureData, GenError> {
-    check(n >= 1, "n", "at least 1", n)?;
-    check(d >= 1, "d", "at least 1", d)?;
-    check(k >= 1, "k", "at least 1", k)?;
-    check_prob(p)?;
-    check_sd("sigma-x", sigma_x)?;
+    check_sizes(n, d, k, p, sigma_x)?;
     let mut rng = run_rng(seed, 0);
     let ones = d.div_ceil(3);
     let mut a = RowMatrix::zeros(k, d);
@@ -82,6 +78,40 @@ pub fn meibp_factors(
     let z = bernoulli(n, k, p, &mut rng);
     let x = linear_gaussian(&z, &a, sigma_x, &mut rng);
     Ok(FeatureData { x, z, a })
+}
+
+/// The nonnegative linear-Gaussian model of Reed & Ghahramani (2013, Eqs. 5–7) with `k`
+/// features: A_kd ~ TN(0, σ_A²) on \[0, ∞) (σ_A |N(0, 1)|), Z_nk ~ Bernoulli(`p`),
+/// X = Z A + `sigma_x` E — the data of their Figure 1 (N = 500, D = 50, σ_X = 1).
+pub fn nonnegative_linear_gaussian(
+    n: usize,
+    d: usize,
+    k: usize,
+    p: f64,
+    sigma_a: f64,
+    sigma_x: f64,
+    seed: u64,
+) -> Result<FeatureData, GenError> {
+    check_sizes(n, d, k, p, sigma_x)?;
+    check_sd("sigma-a", sigma_a)?;
+    let mut rng = run_rng(seed, 0);
+    let data = (0..k * d)
+        .map(|_| sigma_a * standard_normal(&mut rng).abs())
+        .collect();
+    let a = RowMatrix::new(k, d, data);
+    let z = bernoulli(n, k, p, &mut rng);
+    let x = linear_gaussian(&z, &a, sigma_x, &mut rng);
+    Ok(FeatureData { x, z, a })
+}
+
+/// The checks the K-feature generators share: n, d, k ≥ 1, p a probability, σ_X a standard
+/// deviation (in this order).
+fn check_sizes(n: usize, d: usize, k: usize, p: f64, sigma_x: f64) -> Result<(), GenError> {
+    check(n >= 1, "n", "at least 1", n)?;
+    check(d >= 1, "d", "at least 1", d)?;
+    check(k >= 1, "k", "at least 1", k)?;
+    check_prob(p)?;
+    check_sd("sigma-x", sigma_x)
 }
 
 /// An `n × k` matrix of independent Bernoulli(`p`) entries.

@@ -10,7 +10,9 @@ mod features;
 mod ibp;
 
 pub use blobs::{Blobs, gaussian_blobs, standard_normal};
-pub use features::{BLOCK_SHAPES, FeatureData, block_images, meibp_factors};
+pub use features::{
+    BLOCK_SHAPES, FeatureData, block_images, meibp_factors, nonnegative_linear_gaussian,
+};
 pub use ibp::{ibp_linear_gaussian, ibp_restaurant, poisson};
 
 use thiserror::Error;

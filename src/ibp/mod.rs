@@ -27,7 +27,9 @@ mod params;
 mod semi;
 mod state;
 
-pub use meibp::{Meibp, MeibpFit, MeibpParams, MeibpTraceRecord, MeibpValidParams};
+pub use meibp::{
+    Extremes, Meibp, MeibpFit, MeibpParams, MeibpTraceRecord, MeibpValidParams, RowObjective,
+};
 pub use missing::{ColumnPosteriors, HiddenScore};
 pub use model::{APosterior, a_posterior, collapsed_log_lik, log_ibp_prior};
 pub use params::{

@@ -52,6 +52,34 @@ pub enum IbpParamError {
     ZeroKMax,
 }
 
+/// The rules the samplers and MEIBP share, in this order: α, then σ_X and σ_A when given,
+/// must be positive finite numbers, and at least one iteration is needed.
+pub(crate) fn check_shared(
+    alpha: f64,
+    sigma_x: Option<f64>,
+    sigma_a: Option<f64>,
+    iterations: usize,
+) -> Result<(), IbpParamError> {
+    let positive = |name: &'static str, v: f64| {
+        if v.is_finite() && v > 0.0 {
+            Ok(())
+        } else {
+            Err(IbpParamError::NotPositive { name, value: v })
+        }
+    };
+    positive("alpha", alpha)?;
+    if let Some(s) = sigma_x {
+        positive("sigma-x", s)?;
+    }
+    if let Some(s) = sigma_a {
+        positive("sigma-a", s)?;
+    }
+    if iterations == 0 {
+        return Err(IbpParamError::NoIterations);
+    }
+    Ok(())
+}
+
 /// Entry point: `IbpSampler::params(kind)`.
 pub struct IbpSampler;
 
@@ -193,23 +221,7 @@ impl IbpParams {
     /// Checks the rules that hold for any data.
     pub fn check(self) -> Result<IbpValidParams, IbpParamError> {
         let p = self.0;
-        let positive = |name: &'static str, v: f64| {
-            if v.is_finite() && v > 0.0 {
-                Ok(())
-            } else {
-                Err(IbpParamError::NotPositive { name, value: v })
-            }
-        };
-        positive("alpha", p.alpha)?;
-        if let Some(s) = p.sigma_x {
-            positive("sigma-x", s)?;
-        }
-        if let Some(s) = p.sigma_a {
-            positive("sigma-a", s)?;
-        }
-        if p.iterations == 0 {
-            return Err(IbpParamError::NoIterations);
-        }
+        check_shared(p.alpha, p.sigma_x, p.sigma_a, p.iterations)?;
         if p.window == 0 {
             return Err(IbpParamError::ZeroWindow);
         }

@@ -1,0 +1,266 @@
+//! Maximization-expectation IBP, MEIBP (Reed & Ghahramani 2013, "R&G"), for the
+//! *nonnegative* linear-Gaussian IBP: X = Z A + E, E_nd ~ N(0, σ_X²), A_kd ~ TN(0, σ_A²) on
+//! [0, ∞), Z ~ IBP(α), with at most `k_max` features.
+//!
+//! q(A) is a product of truncated normals and Z a point estimate. One iteration:
+//! 1. q(A) update (Eqs. 13–17), feature by feature: ρ_k = 1/(m_k + σ_X²/σ_A²),
+//!    μ̃_kd = ρ_k Σ_n z_nk (x_nd − Σ_{k'≠k} z_nk' E\[a_k'd\]), σ̃²_kd = ρ_k σ_X², and the
+//!    moments E\[a\], E\[a²\] and entropies of TN(μ̃, σ̃²) ([`super::erfcx::trunc_normal`]);
+//!    an inactive feature (m_k = 0) gets the prior TN(0, σ_A²).
+//! 2. each row z_n maximizes Eq. 19,
+//!    F(z_n) = −(1/2σ_X²) z_n ΦΦᵀ z_nᵀ + z_n·ω_n − log(K_{+∖n} + #new)!, with Φ = E\[A\] and
+//!    ω_nk = (Φ_k·x_n + ½ Σ_d (E\[a_kd\]² − E\[a²_kd\]))/σ_X² + ν_k(1) − ν_k(0) + δ_nk with
+//!    δ_nk = 1{m_{k∖n} = 0} (η_k − log N!),
+//!    ν_k(z) = log(N − m_{k∖n} − z)! + log(m_{k∖n} + z − 1)! (0 when m_{k∖n} = 0 and z = 0) and
+//!    η_k = Σ_d [−½ log(πσ_A²/(2α^{2/D})) − E\[a²_kd\]/(2σ_A²) + H(q(a_kd))] (Eq. 12).
+//!    The maximization is the local search of R&G §3.6 (initialize with the best single
+//!    feature, grow, prune, return the better of the set and its complement), with strict
+//!    best-element improvement in place of the (1 + ε/|V|²) factor (F is negative here).
+//! 3. Stop when Z did not change (or after `max_iter` iterations).
+//!
+//! Cost of an iteration ([`state`]): O(K²D) for each q(A) update, since ZᵀZ and ZᵀX are kept
+//! as rows change; one N × D × K GEMM for XΦᵀ (row blocks in parallel, the same bits for
+//! any thread count); per row O(K) for ω_n and O(K) per local-search move ([`row`]); and
+//! O(K² + D × flipped features) per changed row. The rows run in order (each sees the
+//! column sums left by the rows before it), so they are sequential.
+//!
+//! Two readings of the paper's text, stated: the paper writes the indicator on η_k as
+//! 1{m_{k∖n} > 0}; η_k then would not depend on z_n at all, while Eq. 10 adds η_k for each
+//! *active* feature, so the term that depends on z_n is 1{m_{k∖n} = 0} η_k. Likewise the
+//! −log N! of each active feature's prior term in Eq. 10 depends on z_n only for features
+//! that row n would open, so it is added there (η_k − log N! = log(α/N) for a feature whose
+//! q is the prior, the log rate of new dishes). A row keeps its current z_n when the local
+//! search returns a lower F, so every row step does not decrease F.
+
+mod row;
+mod state;
+#[cfg(test)]
+mod tests;
+
+pub use row::{Extremes, RowObjective};
+
+use super::params::{IbpParamError, check_shared};
+use crate::RowMatrix;
+use crate::error::{FitError, check_data};
+use crate::restarts::run_rng;
+use rand::RngExt;
+use state::State;
+use std::time::Instant;
+
+/// Entry point: `Meibp::params(k_max)`.
+pub struct Meibp;
+
+impl Meibp {
+    /// MEIBP with at most `k_max` features. Defaults of R&G §4: α = 3,
+    /// σ_X = σ_A = 0.75σ (σ the standard deviation of all entries of X, unless given),
+    /// at most 100 iterations, seed 0 (Z starts with each entry 1 with probability 1/2).
+    pub fn params(k_max: usize) -> MeibpParams {
+        MeibpParams {
+            k_max,
+            alpha: 3.0,
+            sigma_x: None,
+            sigma_a: None,
+            max_iter: 100,
+            seed: 0,
+        }
+    }
+}
+
+/// Unchecked parameters of MEIBP (a builder).
+#[derive(Clone, Debug)]
+pub struct MeibpParams {
+    k_max: usize,
+    alpha: f64,
+    sigma_x: Option<f64>,
+    sigma_a: Option<f64>,
+    max_iter: usize,
+    seed: u64,
+}
+
+/// One record per iteration.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MeibpTraceRecord {
+    /// Iteration, from 1.
+    pub iteration: usize,
+    /// Seconds of inference since the start (the `each` callbacks of
+    /// [`MeibpValidParams::fit_with`] are left out; the `row` callbacks of
+    /// [`MeibpValidParams::fit_observing_rows`] are counted).
+    pub seconds: f64,
+    /// Active features K₊.
+    pub k: usize,
+    /// The evidence lower bound of Eq. 10 (up to its constant) after the iteration.
+    pub evidence: f64,
+    /// Rows whose z_n changed in the iteration.
+    pub changed_rows: usize,
+}
+
+/// The result of MEIBP.
+#[derive(Clone, Debug)]
+pub struct MeibpFit {
+    z: RowMatrix,
+    a: RowMatrix,
+    trace: Vec<MeibpTraceRecord>,
+    converged: bool,
+}
+
+impl MeibpFit {
+    /// Z restricted to the active features (`N × K₊`).
+    pub fn z(&self) -> &RowMatrix {
+        &self.z
+    }
+    /// E_q\[A\] of the active features (`K₊ × D`), nonnegative.
+    pub fn a(&self) -> &RowMatrix {
+        &self.a
+    }
+    /// K₊.
+    pub fn k(&self) -> usize {
+        self.z.n_cols()
+    }
+    /// One record per iteration.
+    pub fn trace(&self) -> &[MeibpTraceRecord] {
+        &self.trace
+    }
+    /// Whether an iteration left Z unchanged before `max_iter`.
+    pub fn converged(&self) -> bool {
+        self.converged
+    }
+}
+
+impl MeibpParams {
+    /// α.
+    pub fn alpha(mut self, a: f64) -> Self {
+        self.alpha = a;
+        self
+    }
+    /// σ_X (default 0.75σ).
+    pub fn sigma_x(mut self, s: f64) -> Self {
+        self.sigma_x = Some(s);
+        self
+    }
+    /// σ_A (default 0.75σ).
+    pub fn sigma_a(mut self, s: f64) -> Self {
+        self.sigma_a = Some(s);
+        self
+    }
+    /// Iteration cap.
+    pub fn max_iter(mut self, m: usize) -> Self {
+        self.max_iter = m;
+        self
+    }
+    /// Seed of the initial Z (stream 0 of this seed).
+    pub fn seed(mut self, s: u64) -> Self {
+        self.seed = s;
+        self
+    }
+
+    /// Checks the rules that hold for any data.
+    pub fn check(self) -> Result<MeibpValidParams, IbpParamError> {
+        check_shared(self.alpha, self.sigma_x, self.sigma_a, self.max_iter)?;
+        if self.k_max == 0 {
+            return Err(IbpParamError::ZeroKMax);
+        }
+        Ok(MeibpValidParams(self))
+    }
+}
+
+/// MEIBP parameters that passed [`MeibpParams::check`].
+#[derive(Clone, Debug)]
+pub struct MeibpValidParams(MeibpParams);
+
+impl MeibpValidParams {
+    /// The IBP concentration α.
+    pub fn alpha(&self) -> f64 {
+        self.0.alpha
+    }
+
+    /// (σ_X, σ_A) used on `x`: the given values, or 0.75 × the data's standard deviation.
+    pub fn sigmas(&self, x: &RowMatrix) -> (f64, f64) {
+        let s = super::params::data_std(x);
+        (
+            self.0.sigma_x.unwrap_or(0.75 * s),
+            self.0.sigma_a.unwrap_or(0.75 * s),
+        )
+    }
+
+    /// Runs MEIBP on `x`.
+    pub fn fit(&self, x: &RowMatrix) -> Result<MeibpFit, FitError> {
+        self.fit_with(x, &mut |_, _, _| {})
+    }
+
+    /// [`fit`](Self::fit), calling `each(record, z, a)` after every iteration with the
+    /// active columns of Z and the means of q(A) on them.
+    pub fn fit_with(
+        &self,
+        x: &RowMatrix,
+        each: &mut dyn FnMut(&MeibpTraceRecord, &RowMatrix, &RowMatrix),
+    ) -> Result<MeibpFit, FitError> {
+        self.fit_observing_rows(x, each, &mut |_, _| {})
+    }
+
+    /// [`fit_with`](Self::fit_with), also calling `row(objective, z_n)` before every row's
+    /// local search with that row's objective (Eq. 19, over all `k_max` features) and its
+    /// current assignment — for studies of the local search such as R&G's Figure 1.
+    pub fn fit_observing_rows(
+        &self,
+        x: &RowMatrix,
+        each: &mut dyn FnMut(&MeibpTraceRecord, &RowMatrix, &RowMatrix),
+        row: &mut dyn FnMut(&RowObjective<'_>, &[bool]),
+    ) -> Result<MeibpFit, FitError> {
+        let p = &self.0;
+        check_data(x)?;
+        let (sx, sa) = self.sigmas(x);
+        if !(sx > 0.0 && sa > 0.0) {
+            return Err(FitError::TooFewRows(
+                "the data have zero standard deviation; give sigma-x and sigma-a explicitly".into(),
+            ));
+        }
+        let (n, k) = (x.n_rows(), p.k_max);
+        let mut rng = run_rng(p.seed, 0);
+        let mut z = vec![vec![false; k]; n];
+        for r in z.iter_mut() {
+            for v in r.iter_mut() {
+                *v = rng.random::<f64>() < 0.5;
+            }
+        }
+        let start = Instant::now();
+        let mut outside = 0.0;
+        let mut st = State::new(x, z, p.alpha, sx, sa);
+        let mut trace = Vec::new();
+        let mut converged = false;
+        for it in 1..=p.max_iter {
+            st.update_q();
+            let ctx = st.row_context(x);
+            let mut changed = 0;
+            for i in 0..n {
+                if st.update_row(&ctx, x, i, row) {
+                    changed += 1;
+                }
+            }
+            drop(ctx);
+            st.update_q();
+            let record = MeibpTraceRecord {
+                iteration: it,
+                seconds: start.elapsed().as_secs_f64() - outside,
+                k: st.active().len(),
+                evidence: st.evidence(),
+                changed_rows: changed,
+            };
+            let paused = Instant::now();
+            let (zm, am) = st.active_z_and_means();
+            each(&record, &zm, &am);
+            outside += paused.elapsed().as_secs_f64();
+            trace.push(record);
+            if changed == 0 {
+                converged = true;
+                break;
+            }
+        }
+        let (zm, am) = st.active_z_and_means();
+        Ok(MeibpFit {
+            z: zm,
+            a: am,
+            trace,
+            converged,
+        })
+    }
+}

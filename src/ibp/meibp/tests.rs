@@ -1,0 +1,152 @@
+use super::state::State;
+use super::*;
+use crate::generate::nonnegative_linear_gaussian;
+use crate::restarts::run_rng;
+
+fn state(n: usize, d: usize, k: usize, seed: u64) -> (RowMatrix, State) {
+    let mut rng = run_rng(seed, 3);
+    let x = RowMatrix::new(
+        n,
+        d,
+        (0..n * d).map(|_| rng.random::<f64>() * 2.0).collect(),
+    );
+    let z = (0..n)
+        .map(|_| (0..k).map(|_| rng.random::<f64>() < 0.4).collect())
+        .collect();
+    let mut st = State::new(&x, z, 2.0, 0.5, 1.0);
+    st.update_q();
+    (x, st)
+}
+
+#[test]
+fn row_objective_differences_equal_evidence_differences() {
+    // Changing row i by any set changes Eq. 10 by the change of the row objective (q fixed),
+    // so the row objective is the right function to maximize.
+    let (x, st) = state(6, 3, 4, 1);
+    let i = 2;
+    let base = st.evidence();
+    let ctx = st.row_context(&x);
+    let obj = st.row_objective(&ctx, i);
+    let f0 = obj.value(&st.z[i]);
+    for mask in 0..(1u32 << 4) {
+        let on: Vec<bool> = (0..4).map(|c| (mask >> c) & 1 == 1).collect();
+        let mut z = st.z.clone();
+        z[i] = on.clone();
+        // A fresh state (fresh ZᵀZ, ZᵀX and m) with the same q.
+        let mut other = State::new(&x, z, st.alpha, st.sx, st.sa);
+        other.set_q(st.q.clone());
+        let de = other.evidence() - base;
+        let df = obj.value(&on) - f0;
+        assert!((de - df).abs() < 1e-9, "mask {mask}: {de} vs {df}");
+    }
+}
+
+#[test]
+fn evidence_never_decreases_and_kept_products_stay_exact() {
+    let (x, mut st) = state(20, 4, 6, 2);
+    let mut prev = st.evidence();
+    for _ in 0..5 {
+        let ctx = st.row_context(&x);
+        for i in 0..20 {
+            st.update_row(&ctx, &x, i, &mut |_, _| {});
+            let e = st.evidence();
+            assert!(
+                e >= prev - 1e-9,
+                "row step lowered the evidence: {prev} → {e}"
+            );
+            prev = e;
+        }
+        drop(ctx);
+        let (ztz, ztx) = st.fresh_cross(&x);
+        let (kept_ztz, kept_ztx) = st.cross();
+        assert_eq!(kept_ztz, &ztz[..]);
+        for (a, b) in kept_ztx.as_slice().iter().zip(ztx.as_slice()) {
+            assert!((a - b).abs() < 1e-12, "ZᵀX drifted: {a} vs {b}");
+        }
+        st.update_q();
+        let e = st.evidence();
+        assert!(
+            e >= prev - 1e-9,
+            "q update lowered the evidence: {prev} → {e}"
+        );
+        prev = e;
+    }
+}
+
+#[test]
+fn q_update_matches_eq_14_computed_from_x() {
+    // Eq. 14 straight from X (O(NK²D)) against the ZᵀZ/ZᵀX form of `update_q`.
+    let (x, st) = state(15, 3, 5, 4);
+    let (n, d, k) = (15, 3, 5);
+    let mut fresh = State::new(&x, st.z.clone(), st.alpha, st.sx, st.sa);
+    let mut means = vec![fresh.q[0].mean; k * d];
+    let r = (st.sx / st.sa).powi(2);
+    for c in 0..k {
+        let m = (0..n).filter(|&i| st.z[i][c]).count() as f64;
+        let rho = 1.0 / (m + r);
+        for t in 0..d {
+            let mut acc = 0.0;
+            for i in (0..n).filter(|&i| st.z[i][c]) {
+                let mut v = x.row(i)[t];
+                for c2 in (0..k).filter(|&c2| c2 != c && st.z[i][c2]) {
+                    v -= means[c2 * d + t];
+                }
+                acc += v;
+            }
+            let q = crate::ibp::erfcx::trunc_normal(rho * acc, (rho * st.sx * st.sx).sqrt());
+            means[c * d + t] = q.mean;
+        }
+    }
+    fresh.update_q();
+    for (a, b) in fresh.q.iter().zip(&means) {
+        assert!((a.mean - b).abs() < 1e-12, "{} vs {b}", a.mean);
+    }
+}
+
+#[test]
+fn local_search_on_the_papers_figure_1_setting() {
+    // R&G §3.6 / Figure 1: data from the nonnegative linear-Gaussian model (N = 500, D = 50,
+    // σ_X = 1; here K = 8, A ~ TN(0, 1), p = 0.5), every row optimization of MEIBP runs
+    // (k_max = K, σ_X = σ_A = 1, α = 3) until 1000K of them, against brute force over all
+    // 2^K sets. "Within 95%": F(found) − F_n0 ≥ 0.95 (F* − F_n0), F_n0 the minimum (Eq. 22).
+    let k = 8;
+    let g = nonnegative_linear_gaussian(500, 50, k, 0.5, 1.0, 1.0, 1).unwrap();
+    let (mut total, mut exact, mut near) = (0usize, 0usize, 0usize);
+    let mut seed = 1;
+    while total < 1000 * k {
+        let p = Meibp::params(k)
+            .sigma_x(1.0)
+            .sigma_a(1.0)
+            .alpha(3.0)
+            .seed(seed)
+            .check()
+            .unwrap();
+        p.fit_observing_rows(&g.x, &mut |_, _, _| {}, &mut |obj, _| {
+            if total >= 1000 * k {
+                return;
+            }
+            let ex = obj.extremes();
+            let (_, v) = obj.local_search();
+            let tol = 1e-9 * (1.0 + ex.max.abs());
+            assert!(v >= ex.min + (ex.max - ex.min) / 3.0 - tol, "Eq. 22");
+            total += 1;
+            exact += usize::from(v >= ex.max - tol);
+            near += usize::from(v - ex.min >= 0.95 * (ex.max - ex.min) - tol);
+        })
+        .unwrap();
+        seed += 1;
+    }
+    println!("K = {k}: optimum in {exact} of {total}, within 95% in {near} of {total}");
+    // Measured: optimum in 7274 of 8000 (90.9%), within 95% in 8000 of 8000 (R&G Figure 1:
+    // about 70% optimal at K = 12 and over 99.9% within 95% for every K; `bench_ibp
+    // meibp-local-search` gives 82% ± 4% and 99.995% at K = 8 over ten data sets). The
+    // bounds sit a few rows below the measured counts on this fixed data set.
+    assert!(
+        exact * 100 >= total * 87,
+        "optimum in only {exact} of {total}"
+    );
+    assert!(
+        near * 1000 >= total * 998,
+        "within 95% in only {near} of {total}"
+    );
+}

@@ -246,12 +246,16 @@ fn main() -> Res<()> {
         "images" => {
             let path = a.get_or("images", "../shared/data/block-images/data.csv".to_string())?;
             let truth = Path::new(&path).with_file_name("features.csv");
+            let x = read_csv(Path::new(&path))?;
+            // features.csv holds 1025 rows; only the first 1000 belong to data.csv.
             let z = if truth.exists() {
-                Some(read_csv(&truth)?)
+                let z = read_csv(&truth)?;
+                let rows = z.rows_slice(0, x.n_rows()).to_vec();
+                Some(RowMatrix::new(x.n_rows(), z.n_cols(), rows))
             } else {
                 None
             };
-            vec![(read_csv(Path::new(&path))?, z, None)]
+            vec![(x, z, None)]
         }
         other => return Err(format!("unknown --data {other} (prior | images)").into()),
     };

@@ -271,7 +271,9 @@ impl IbpFit {
     pub fn z(&self) -> &RowMatrix {
         &self.z
     }
-    /// The posterior mean of A given the final Z, M⁻¹ZᵀX (`K × D`).
+    /// The posterior mean of A given the final Z, M⁻¹ZᵀX (`K × D`); after
+    /// [`fit_imputing`](IbpValidParams::fit_imputing), each column's mean given its visible
+    /// entries only ([`ColumnPosteriors::mean_a`]).
     pub fn a(&self) -> &RowMatrix {
         &self.a
     }

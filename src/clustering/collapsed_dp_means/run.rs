@@ -73,7 +73,7 @@ pub(crate) fn descend(
     }
 }
 
-/// One collapsed DP-means run: all rows start in one cluster, then [`descend`].
+/// One collapsed DP-means run: all rows start in one cluster, then `descend`.
 pub fn collapsed_dp_means_run(
     x: &RowMatrix,
     penalty: f64,

@@ -18,7 +18,7 @@
 //! [`least_squares_means`]: crate::features::least_squares_means
 
 use crate::RowMatrix;
-use crate::features::kernels::{flip_pass, flip_pass_from, gram, gz, row_cost};
+use crate::features::kernels::{flip_pass, flip_pass_from, gram, gz_on, ones_of, row_cost_on};
 use crate::features::lstsq::{NormalSums, normal_equations, solve_with_rss};
 use crate::features::model::FeatureRun;
 use crate::features::objective::{residual_ss, row_residual};
@@ -125,6 +125,7 @@ fn sweep(
     let mut changed = 0usize;
     let mut g = Vec::new();
     let mut h = Vec::new();
+    let mut on = Vec::new();
     let mut r = vec![0.0; d];
     let start: &ZMat = &z.clone();
     ordered_block_reduce(
@@ -137,20 +138,27 @@ fn sweep(
             let mut rows = vec![0u8; b * k_old];
             let mut settled = Vec::with_capacity(b);
             let mut hb = vec![0.0; k_old];
+            let mut on_b = Vec::with_capacity(k_old);
+            // Under the cap the new-feature test needs the row's error; at the cap no row
+            // can open a feature, and the test is skipped.
+            let may_open = k_old < k_max;
             for i in 0..b {
                 let zi = &mut rows[i * k_old..(i + 1) * k_old];
                 zi.copy_from_slice(&start.row(s + i)[..k_old]);
                 let gi = &gb[i * k_old..(i + 1) * k_old];
-                gz(zi, &gm_old, &mut hb);
+                ones_of(zi, &mut on_b);
+                gz_on(&on_b, &gm_old, &mut hb);
                 let flips = flip_pass(zi, gi, &gm_old, &mut hb);
+                if !may_open {
+                    settled.push((flips, f64::NAN, f64::NAN));
+                    continue;
+                }
                 // The new-feature test's inputs, valid while no feature has been opened.
-                let quad: f64 = zi
-                    .iter()
-                    .zip(&hb)
-                    .filter(|(v, _)| **v != 0)
-                    .map(|(_, hv)| *hv)
-                    .sum();
-                let estimate = x_norms[s + i] + row_cost(zi, gi, &gm_old);
+                if flips > 0 {
+                    ones_of(zi, &mut on_b);
+                }
+                let quad: f64 = on_b.iter().map(|&j| hb[j]).sum();
+                let estimate = x_norms[s + i] + row_cost_on(&on_b, gi, &gm_old, k_old);
                 settled.push((flips, estimate, quad));
             }
             // This block's share of ZᵀZ and ZᵀX, right if no feature opens up to its end.
@@ -165,25 +173,22 @@ fn sweep(
             gemm_xat(&mut ob, x.rows_slice(s, e), e - s, &opened);
             for i in s..e {
                 let k_now = all.n_rows();
-                g.clear();
-                g.extend_from_slice(&gb[(i - s) * k_old..(i - s + 1) * k_old]);
-                g.extend_from_slice(&ob[(i - s) * k_pre..(i - s + 1) * k_pre]);
-                g.extend(opened.rows().skip(k_pre).map(|o| dot(o, x.row(i))));
                 let zi = z.row_mut(i);
                 zi[..k_old].copy_from_slice(&rows[(i - s) * k_old..(i - s + 1) * k_old]);
                 let (flips, mut estimate, mut quad) = settled[i - s];
                 changed += flips;
                 if k_now > k_old {
+                    g.clear();
+                    g.extend_from_slice(&gb[(i - s) * k_old..(i - s + 1) * k_old]);
+                    g.extend_from_slice(&ob[(i - s) * k_pre..(i - s + 1) * k_pre]);
+                    g.extend(opened.rows().skip(k_pre).map(|o| dot(o, x.row(i))));
                     h.resize(k_now, 0.0);
-                    gz(zi, &gm, &mut h);
+                    ones_of(zi, &mut on);
+                    gz_on(&on, &gm, &mut h);
                     changed += flip_pass_from(zi, &g, &gm, &mut h, k_old);
-                    quad = zi
-                        .iter()
-                        .zip(&h)
-                        .filter(|(v, _)| **v != 0)
-                        .map(|(_, hv)| *hv)
-                        .sum();
-                    estimate = x_norms[i] + row_cost(zi, &g, &gm);
+                    ones_of(zi, &mut on);
+                    quad = on.iter().map(|&j| h[j]).sum();
+                    estimate = x_norms[i] + row_cost_on(&on, &g, &gm, k_now);
                 }
                 if k_now >= k_max {
                     continue;

@@ -25,6 +25,7 @@ pub(crate) fn gram(a: &RowMatrix) -> Vec<f64> {
 
 /// The positions of the ones of `z`, ascending, into `on` (cleared first). Branch-free: the
 /// entries of a row are close to random, so a branch per entry would be mispredicted often.
+#[inline(always)]
 pub(crate) fn ones_of(z: &[u8], on: &mut Vec<usize>) {
     on.clear();
     on.resize(z.len(), 0);
@@ -45,6 +46,7 @@ pub(crate) fn row_cost(z: &[u8], g: &[f64], gm: &[f64]) -> f64 {
 
 /// [`row_cost`] of the row whose ones are at `on` (ascending) among `k` features: the same
 /// terms added in the same order, so the same bits.
+#[inline(always)]
 pub(crate) fn row_cost_on(on: &[usize], g: &[f64], gm: &[f64], k: usize) -> f64 {
     let mut c = 0.0;
     for &i in on {
@@ -66,6 +68,7 @@ pub(crate) fn gz(z: &[u8], gm: &[f64], h: &mut [f64]) {
 
 /// [`gz`] of the row whose ones are at `on` (ascending): the rows of G added in the same
 /// order, so the same bits.
+#[inline(always)]
 pub(crate) fn gz_on(on: &[usize], gm: &[f64], h: &mut [f64]) {
     let k = h.len();
     h.iter_mut().for_each(|v| *v = 0.0);
@@ -77,7 +80,7 @@ pub(crate) fn gz_on(on: &[usize], gm: &[f64], h: &mut [f64]) {
 }
 
 /// Change of c when z_k flips (from its current value), given h = G z.
-#[inline]
+#[inline(always)]
 pub(crate) fn flip_delta(z: &[u8], k: usize, g: &[f64], gm: &[f64], h: &[f64]) -> f64 {
     let kk = z.len();
     let gkk = gm[k * kk + k];
@@ -87,7 +90,7 @@ pub(crate) fn flip_delta(z: &[u8], k: usize, g: &[f64], gm: &[f64], h: &[f64]) -
 }
 
 /// Flips z_k and updates h = G z.
-#[inline]
+#[inline(always)]
 pub(crate) fn apply_flip(z: &mut [u8], k: usize, gm: &[f64], h: &mut [f64]) {
     let kk = z.len();
     let sign = if z[k] != 0 { -1.0 } else { 1.0 };
@@ -101,11 +104,13 @@ pub(crate) fn apply_flip(z: &mut [u8], k: usize, gm: &[f64], h: &mut [f64]) {
 /// One pass of BP-means' row step (Alg. 1): for k = 0..K in turn, set z_k to the value with
 /// the smaller error, the others fixed (a flip only when it strictly lowers the error).
 /// `h` must hold G z on entry and holds it on exit. Returns the number of flips.
+#[inline(always)]
 pub(crate) fn flip_pass(z: &mut [u8], g: &[f64], gm: &[f64], h: &mut [f64]) -> usize {
     flip_pass_from(z, g, gm, h, 0)
 }
 
 /// [`flip_pass`] over k = `from`..K only.
+#[inline(always)]
 pub(crate) fn flip_pass_from(
     z: &mut [u8],
     g: &[f64],

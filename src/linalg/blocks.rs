@@ -60,7 +60,9 @@ where
 /// is free, and the thread that finds the next block in order mapped folds it (under a lock,
 /// in block order, while the other threads keep mapping). No thread waits at the end of a
 /// round nor while a fold runs; a thread waits only when `4 × threads` blocks are mapped
-/// or being mapped beyond the last one folded (so at most that many partials are alive).
+/// or being mapped beyond the last one folded (so at most that many partials are alive),
+/// spinning with `yield_now`, so it does no other rayon work meanwhile (this happens when
+/// folds are slower than maps, e.g. in a BP-means sweep that opens many features).
 /// The fold order is the block order, so results are bit-identical for any thread count.
 pub fn ordered_block_stream<T, M, F>(n: usize, block: usize, map: M, mut fold: F)
 where

@@ -23,14 +23,37 @@ pub(crate) fn gram(a: &RowMatrix) -> Vec<f64> {
     g
 }
 
+/// The positions of the ones of `z`, ascending, into `on` (cleared first). Branch-free: the
+/// entries of a row are close to random, so a branch per entry would be mispredicted often.
+#[inline(always)]
+pub(crate) fn ones_of(z: &[u8], on: &mut Vec<usize>) {
+    on.clear();
+    on.resize(z.len(), 0);
+    let mut m = 0;
+    for (j, &v) in z.iter().enumerate() {
+        on[m] = j;
+        m += usize::from(v != 0);
+    }
+    on.truncate(m);
+}
+
 /// c(z) = zᵀ G z − 2 z·g, the error of `z` less ‖x‖².
 pub(crate) fn row_cost(z: &[u8], g: &[f64], gm: &[f64]) -> f64 {
-    let k = z.len();
+    let mut on = Vec::with_capacity(z.len());
+    ones_of(z, &mut on);
+    row_cost_on(&on, g, gm, z.len())
+}
+
+/// [`row_cost`] of the row whose ones are at `on` (ascending) among `k` features: the same
+/// terms added in the same order, so the same bits.
+#[inline(always)]
+pub(crate) fn row_cost_on(on: &[usize], g: &[f64], gm: &[f64], k: usize) -> f64 {
     let mut c = 0.0;
-    for i in (0..k).filter(|&i| z[i] != 0) {
+    for &i in on {
         c -= 2.0 * g[i];
-        for j in (0..k).filter(|&j| z[j] != 0) {
-            c += gm[i * k + j];
+        let row = &gm[i * k..(i + 1) * k];
+        for &j in on {
+            c += row[j];
         }
     }
     c
@@ -38,9 +61,18 @@ pub(crate) fn row_cost(z: &[u8], g: &[f64], gm: &[f64]) -> f64 {
 
 /// h = G z (G is symmetric, so column j is read as row j: contiguous).
 pub(crate) fn gz(z: &[u8], gm: &[f64], h: &mut [f64]) {
-    let k = z.len();
+    let mut on = Vec::with_capacity(z.len());
+    ones_of(z, &mut on);
+    gz_on(&on, gm, h);
+}
+
+/// [`gz`] of the row whose ones are at `on` (ascending): the rows of G added in the same
+/// order, so the same bits.
+#[inline(always)]
+pub(crate) fn gz_on(on: &[usize], gm: &[f64], h: &mut [f64]) {
+    let k = h.len();
     h.iter_mut().for_each(|v| *v = 0.0);
-    for j in (0..k).filter(|&j| z[j] != 0) {
+    for &j in on {
         for (hi, g) in h.iter_mut().zip(&gm[j * k..(j + 1) * k]) {
             *hi += g;
         }
@@ -48,7 +80,7 @@ pub(crate) fn gz(z: &[u8], gm: &[f64], h: &mut [f64]) {
 }
 
 /// Change of c when z_k flips (from its current value), given h = G z.
-#[inline]
+#[inline(always)]
 pub(crate) fn flip_delta(z: &[u8], k: usize, g: &[f64], gm: &[f64], h: &[f64]) -> f64 {
     let kk = z.len();
     let gkk = gm[k * kk + k];
@@ -58,7 +90,7 @@ pub(crate) fn flip_delta(z: &[u8], k: usize, g: &[f64], gm: &[f64], h: &[f64]) -
 }
 
 /// Flips z_k and updates h = G z.
-#[inline]
+#[inline(always)]
 pub(crate) fn apply_flip(z: &mut [u8], k: usize, gm: &[f64], h: &mut [f64]) {
     let kk = z.len();
     let sign = if z[k] != 0 { -1.0 } else { 1.0 };
@@ -72,11 +104,13 @@ pub(crate) fn apply_flip(z: &mut [u8], k: usize, gm: &[f64], h: &mut [f64]) {
 /// One pass of BP-means' row step (Alg. 1): for k = 0..K in turn, set z_k to the value with
 /// the smaller error, the others fixed (a flip only when it strictly lowers the error).
 /// `h` must hold G z on entry and holds it on exit. Returns the number of flips.
+#[inline(always)]
 pub(crate) fn flip_pass(z: &mut [u8], g: &[f64], gm: &[f64], h: &mut [f64]) -> usize {
     flip_pass_from(z, g, gm, h, 0)
 }
 
 /// [`flip_pass`] over k = `from`..K only.
+#[inline(always)]
 pub(crate) fn flip_pass_from(
     z: &mut [u8],
     g: &[f64],

@@ -73,21 +73,10 @@ impl NormalSums {
 
     /// The part of one block: its rows of X (`xb`) and of Z (`zb`, `b × k` bytes).
     pub fn of_block(xb: &[f64], zb: &[u8], k: usize, d: usize) -> Self {
-        let mut m = vec![0u32; k * k];
-        let mut on = Vec::with_capacity(k);
-        for zr in zb.chunks_exact(k.max(1)) {
-            on.clear();
-            on.extend((0..k).filter(|&c| zr[c] != 0));
-            for &i in &on {
-                for &j in &on {
-                    m[i * k + j] += 1;
-                }
-            }
-        }
         let mut ztx = RowMatrix::zeros(k, d);
         add_ztx_rows(xb, zb, k, &mut ztx);
         Self {
-            ztz: m.iter().map(|&v| f64::from(v)).collect(),
+            ztz: ztz_counts(zb, k),
             ztx,
         }
     }
@@ -112,6 +101,35 @@ impl NormalSums {
         self.ztz = m;
         self.ztx.retain_rows(keep);
     }
+}
+
+/// ZᵀZ of a block of Z (`zb`, `b × k` bytes, row-major) as `k × k` counts: each column is
+/// turned into a bit set over the block's rows, and (ZᵀZ)_ij is the number of bits of
+/// column i AND column j. Exact integers, so the same values as any other way of counting.
+fn ztz_counts(zb: &[u8], k: usize) -> Vec<f64> {
+    if k == 0 {
+        return Vec::new();
+    }
+    let b = zb.len() / k;
+    let words = b.div_ceil(64);
+    let mut bits = vec![0u64; k * words];
+    for (i, zr) in zb.chunks_exact(k).enumerate() {
+        let (w, shift) = (i / 64, i % 64);
+        for (c, &v) in zr.iter().enumerate() {
+            bits[c * words + w] |= u64::from(v != 0) << shift;
+        }
+    }
+    let mut m = vec![0.0; k * k];
+    for i in 0..k {
+        let bi = &bits[i * words..(i + 1) * words];
+        for j in i..k {
+            let bj = &bits[j * words..(j + 1) * words];
+            let n: u32 = bi.iter().zip(bj).map(|(p, q)| (p & q).count_ones()).sum();
+            m[i * k + j] = f64::from(n);
+            m[j * k + i] = f64::from(n);
+        }
+    }
+    m
 }
 
 pub(crate) fn least_squares(x: &RowMatrix, z: &ZMat) -> LeastSquares {
@@ -228,6 +246,27 @@ pub(crate) fn solve_normal(m: &[f64], mut b: RowMatrix) -> LeastSquares {
 mod tests {
     use super::*;
     use crate::features::objective::sum_of_squares;
+
+    #[test]
+    fn bit_set_counts_are_the_gram_matrix_of_z() {
+        for (b, k) in [(0, 3), (1, 1), (63, 5), (64, 7), (130, 9), (300, 50)] {
+            let zb: Vec<u8> = (0..b * k)
+                .map(|i| u8::from((i * 7 + i / 3) % 5 < 2))
+                .collect();
+            let got = ztz_counts(&zb, k);
+            for i in 0..k {
+                for j in 0..k {
+                    let want = (0..b).filter(|&n| zb[n * k + i] != 0 && zb[n * k + j] != 0);
+                    assert_eq!(
+                        got[i * k + j],
+                        want.count() as f64,
+                        "b {b} k {k} ({i}, {j})"
+                    );
+                }
+            }
+        }
+        assert!(ztz_counts(&[], 0).is_empty());
+    }
 
     fn data() -> RowMatrix {
         RowMatrix::from_rows(&[

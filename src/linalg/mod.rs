@@ -9,7 +9,9 @@
 mod blocks;
 mod nearest;
 
-pub use blocks::{BLOCK_ROWS, GEMM_ROWS, for_each_block, ordered_block_reduce};
+pub use blocks::{
+    BLOCK_ROWS, GEMM_ROWS, for_each_block, ordered_block_reduce, ordered_block_stream,
+};
 pub use nearest::{Nearest, nearest_rows, nearest_rows_in_block};
 
 use crate::RowMatrix;

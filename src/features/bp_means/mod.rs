@@ -22,6 +22,7 @@
 //!
 //! [`FeatureSeeding`]: crate::features::FeatureSeeding
 
+mod rows;
 mod sweep;
 
 pub(crate) use sweep::{bp_means_run, clean_columns};

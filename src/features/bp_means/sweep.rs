@@ -17,13 +17,14 @@
 //!
 //! [`least_squares_means`]: crate::features::least_squares_means
 
+use super::rows::{RowPass, flip_rows};
 use crate::RowMatrix;
-use crate::features::kernels::{flip_pass, flip_pass_from, gram, gz, row_cost};
+use crate::features::kernels::{flip_pass_from, gram, gz_on, ones_of, row_cost_on};
 use crate::features::lstsq::{NormalSums, normal_equations, solve_with_rss};
 use crate::features::model::FeatureRun;
 use crate::features::objective::{residual_ss, row_residual};
 use crate::features::zmat::ZMat;
-use crate::linalg::{BLOCK_ROWS, dot, gemm_xat, ordered_block_reduce};
+use crate::linalg::{BLOCK_ROWS, dot, gemm_xat, ordered_block_stream};
 use std::collections::HashMap;
 
 /// Relative margin (of ‖x_n‖² + zᵀGz) inside which ‖r‖² is recomputed directly.
@@ -125,9 +126,10 @@ fn sweep(
     let mut changed = 0usize;
     let mut g = Vec::new();
     let mut h = Vec::new();
+    let mut on = Vec::new();
     let mut r = vec![0.0; d];
     let start: &ZMat = &z.clone();
-    ordered_block_reduce(
+    ordered_block_stream(
         n,
         BLOCK_ROWS,
         |_, s, e| {
@@ -135,24 +137,12 @@ fn sweep(
             let mut gb = vec![0.0; b * k_old];
             gemm_xat(&mut gb, x.rows_slice(s, e), b, a);
             let mut rows = vec![0u8; b * k_old];
-            let mut settled = Vec::with_capacity(b);
-            let mut hb = vec![0.0; k_old];
             for i in 0..b {
-                let zi = &mut rows[i * k_old..(i + 1) * k_old];
-                zi.copy_from_slice(&start.row(s + i)[..k_old]);
-                let gi = &gb[i * k_old..(i + 1) * k_old];
-                gz(zi, &gm_old, &mut hb);
-                let flips = flip_pass(zi, gi, &gm_old, &mut hb);
-                // The new-feature test's inputs, valid while no feature has been opened.
-                let quad: f64 = zi
-                    .iter()
-                    .zip(&hb)
-                    .filter(|(v, _)| **v != 0)
-                    .map(|(_, hv)| *hv)
-                    .sum();
-                let estimate = x_norms[s + i] + row_cost(zi, gi, &gm_old);
-                settled.push((flips, estimate, quad));
+                rows[i * k_old..(i + 1) * k_old].copy_from_slice(&start.row(s + i)[..k_old]);
             }
+            // Under the cap no row can open a feature: the new-feature test is skipped.
+            let may_open = k_old < k_max;
+            let settled = flip_rows(&mut rows, &gb, &gm_old, k_old, &x_norms[s..e], may_open);
             // This block's share of ZᵀZ and ZᵀX, right if no feature opens up to its end.
             let part = NormalSums::of_block(x.rows_slice(s, e), &rows, k_old, d);
             (s, e, gb, rows, settled, part)
@@ -165,25 +155,26 @@ fn sweep(
             gemm_xat(&mut ob, x.rows_slice(s, e), e - s, &opened);
             for i in s..e {
                 let k_now = all.n_rows();
-                g.clear();
-                g.extend_from_slice(&gb[(i - s) * k_old..(i - s + 1) * k_old]);
-                g.extend_from_slice(&ob[(i - s) * k_pre..(i - s + 1) * k_pre]);
-                g.extend(opened.rows().skip(k_pre).map(|o| dot(o, x.row(i))));
                 let zi = z.row_mut(i);
                 zi[..k_old].copy_from_slice(&rows[(i - s) * k_old..(i - s + 1) * k_old]);
-                let (flips, mut estimate, mut quad) = settled[i - s];
+                let RowPass {
+                    flips,
+                    mut estimate,
+                    mut quad,
+                } = settled[i - s];
                 changed += flips;
                 if k_now > k_old {
+                    g.clear();
+                    g.extend_from_slice(&gb[(i - s) * k_old..(i - s + 1) * k_old]);
+                    g.extend_from_slice(&ob[(i - s) * k_pre..(i - s + 1) * k_pre]);
+                    g.extend(opened.rows().skip(k_pre).map(|o| dot(o, x.row(i))));
                     h.resize(k_now, 0.0);
-                    gz(zi, &gm, &mut h);
+                    ones_of(zi, &mut on);
+                    gz_on(&on, &gm, &mut h);
                     changed += flip_pass_from(zi, &g, &gm, &mut h, k_old);
-                    quad = zi
-                        .iter()
-                        .zip(&h)
-                        .filter(|(v, _)| **v != 0)
-                        .map(|(_, hv)| *hv)
-                        .sum();
-                    estimate = x_norms[i] + row_cost(zi, &g, &gm);
+                    ones_of(zi, &mut on);
+                    quad = on.iter().map(|&j| h[j]).sum();
+                    estimate = x_norms[i] + row_cost_on(&on, &g, &gm, k_now);
                 }
                 if k_now >= k_max {
                     continue;

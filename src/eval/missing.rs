@@ -54,11 +54,8 @@ impl HiddenEntries {
         // The greedy pass below always reaches this many: when it ends, each visible entry
         // is the only visible one of its row or of its column, so the visible entries form
         // stars covering the N + D rows and columns, at most N + D − 1 entries.
-        let max = if n == 0 || d == 0 {
-            0
-        } else {
-            n * d - n - d + 1
-        };
+        // N·D − N − D + 1 = (N − 1)(D − 1), written so that it cannot underflow.
+        let max = n.saturating_sub(1) * d.saturating_sub(1);
         if count > max {
             return Err(MissingError::TooMany { count, n, d, max });
         }

@@ -42,7 +42,7 @@ run_restarts() {
         "$root/bench/.venv/bin/python" "$root/bench/tabletop_pca.py" --images "$images" --out "$x"
     fi
     stamp "restarts: start"
-    # P = 12 on this scaling gives the paper's BP-means K = 6 (see BENCHMARKS.md).
+    # P = 12 on this scaling gives the paper's BP-means K = 6 (see docs/results.md).
     "$bin" restarts --x "$x" --algo bp-means --penalty 12 --restarts 1000 --threads 1,2
     "$bin" restarts --x "$x" --algo bp-means --penalty 12 --restarts 1000 --threads 1,2 --refine true
     "$bin" restarts --x "$x" --algo collapsed-bp-means --penalty 12 --restarts 1000 --threads 1,2

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks of the IBP samplers and the MAD-Bayes methods beside them; results are appended
-# to bench/out/<section>.log, written up in BENCHMARKS.md ("IBP samplers").
+# to bench/out/<section>.log, written up in docs/history/benchmarks-notebook.md ("IBP
+# samplers") and summarised in docs/results.md.
 #
 #   bash bench/run_ibp.sh [section]   # section: scaling | heldout | dvg | local-search | meibp-large | all
 #

@@ -1,4 +1,5 @@
-//! Clustering benchmarks of madbayes (see `BENCHMARKS.md` and `bench/run_clustering.sh`).
+//! Clustering benchmarks of madbayes (see `docs/results.md`, `docs/history/benchmarks-notebook.md`
+//! and `bench/run_clustering.sh`).
 //!
 //! ```text
 //! cargo run --release --example bench_clustering -- <command> [--key value]...

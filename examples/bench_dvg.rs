@@ -1,8 +1,9 @@
 //! Doshi-Velez & Ghahramani (2009, "D-V&G") Tables 2 and 4 under their protocol: several
 //! chains per sampler from different starting points, a set of single entries hidden during
 //! inference and imputed by the sampler, the hidden entries scored at the final five samples,
-//! and the effective number of samples per sample between chains (see `BENCHMARKS.md`,
-//! "IBP samplers under D-V&G's protocol", and `bench/run_ibp.sh dvg`).
+//! and the effective number of samples per sample between chains (see
+//! `docs/history/benchmarks-notebook.md`, "IBP samplers under D-V&G's protocol", and
+//! `bench/run_ibp.sh dvg`).
 //!
 //! ```text
 //! cargo run --release --example bench_dvg -- --data prior|images [--ns 50,100,250,500]
@@ -25,8 +26,8 @@
 //!
 //! `--start bp-means` starts each chain instead from the Z of BP-means (20 restarts, refine
 //! on, the chain's seed) fitted to X with its hidden entries set to their column's visible
-//! mean, at the penalty P = σ_X²(√N + √D)² (the noise-only bound of `BENCHMARKS.md`'s
-//! held-out section) — MAD-Bayes as the sampler's initialisation. BP-means' time is reported
+//! mean, at the penalty P = σ_X²(√N + √D)² (the noise-only bound of the held-out section of
+//! `docs/history/benchmarks-notebook.md`) — MAD-Bayes as the sampler's initialisation. BP-means' time is reported
 //! separately (`start_s`), not in `iteration_s`.
 //!
 //! Per (data, N, sampler), one JSON line with:

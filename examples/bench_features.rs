@@ -1,4 +1,5 @@
-//! Feature-family benchmarks of madbayes (see `BENCHMARKS.md` and `bench/run_features.sh`).
+//! Feature-family benchmarks of madbayes (see `docs/results.md`,
+//! `docs/history/benchmarks-notebook.md` and `bench/run_features.sh`).
 //!
 //! ```text
 //! cargo run --release --example bench_features -- <command> [--key value]...

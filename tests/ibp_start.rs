@@ -4,8 +4,8 @@
 //! log joint within 30 nats of the truth's over 150 sweeps (measured: within 10).
 //!
 //! Started from Z drawn from the prior instead, the same chains sit near −2 500 after 300
-//! sweeps with 40–70 features (truth: −330, K = 8); see BENCHMARKS.md, "IBP samplers under
-//! D-V&G's protocol". That gap is the samplers' slow mixing, not a wrong target: this test
+//! sweeps with 40–70 features (truth: −330, K = 8); see docs/results.md, "IBP samplers and
+//! MEIBP". That gap is the samplers' slow mixing, not a wrong target: this test
 //! and the exact-posterior tests (`ibp_exact.rs`) check the target.
 
 use madbayes::RowMatrix;

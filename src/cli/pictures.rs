@@ -1,7 +1,8 @@
 //! The picture files of a result, shared by `fit` and `render` so that both write the same
 //! bytes: for image inputs `features/…` and `overview.png` (see [`madbayes::plot::pictures`]
-//! and [`madbayes::plot::sheet`]), for other inputs `trace.png`, the objective after each
-//! iteration of the winning run.
+//! and [`madbayes::plot::sheet`]), for other inputs `trace.png`: the objective after each
+//! iteration of the winning run, or for the IBP methods log p(X, Z) after each sweep or
+//! iteration of their one chain or run.
 
 use madbayes::RowMatrix;
 use madbayes::io::{read_image, read_matrix};
@@ -76,12 +77,38 @@ pub fn image_files(r: &PixelResult, examples: Option<&RowMatrix>) -> Vec<(String
     all_files(&learned, examples)
 }
 
-/// `trace.png`: the objective after each iteration of the winning run.
+/// Title, x label and y label of `trace.png` for `algo` (a name of `fit --algo`): what its
+/// `trace` holds. The samplers record log p(X, Z) (A integrated out) after each sweep of
+/// their one chain; MEIBP records the same log joint, at its own σ's, after each iteration
+/// (its evidence bound is in summary.json); every other method records its objective after
+/// each iteration of the winning restart.
+pub fn trace_labels(algo: &str) -> (String, &'static str, &'static str) {
+    match algo {
+        "ibp-gibbs" | "ibp-semicollapsed" | "ibp-accelerated" => (
+            format!("{algo}: LOG P(X, Z) PER SWEEP"),
+            "SWEEP",
+            "LOG P(X, Z)",
+        ),
+        "meibp" => (
+            format!("{algo}: LOG P(X, Z) PER ITERATION"),
+            "ITERATION",
+            "LOG P(X, Z)",
+        ),
+        _ => (
+            format!("{algo}: OBJECTIVE PER ITERATION OF THE BEST RUN"),
+            "ITERATION",
+            "OBJECTIVE",
+        ),
+    }
+}
+
+/// `trace.png`: the trace of a result, labelled by [`trace_labels`].
 pub fn trace_png(algo: &str, trace: &[f64]) -> Vec<u8> {
+    let (title, x_label, y_label) = trace_labels(algo);
     let chart = Chart {
-        title: format!("{algo}: OBJECTIVE PER ITERATION OF THE BEST RUN"),
-        x_label: "ITERATION".into(),
-        y_label: "OBJECTIVE".into(),
+        title,
+        x_label: x_label.into(),
+        y_label: y_label.into(),
         x_log: false,
         points: trace
             .iter()
@@ -104,4 +131,38 @@ pub fn is_clustering(algo: &str) -> bool {
 /// Reads a CSV matrix written by `fit`, naming the file on failure.
 pub fn read_result_csv(path: &Path) -> Result<RowMatrix, String> {
     read_matrix(path).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::trace_labels;
+    use crate::cli::fit::Algo;
+    use clap::ValueEnum;
+
+    /// Every algorithm of `fit --algo` gets the title of what its trace holds: the IBP
+    /// methods never an "objective of the best run" (one chain or run, a log joint to raise).
+    #[test]
+    fn trace_title_says_what_each_method_records() {
+        for algo in Algo::value_variants() {
+            let name = algo.name();
+            let (title, x, y) = trace_labels(name);
+            match algo {
+                Algo::IbpGibbs | Algo::IbpSemicollapsed | Algo::IbpAccelerated => {
+                    assert_eq!(title, format!("{name}: LOG P(X, Z) PER SWEEP"));
+                    assert_eq!((x, y), ("SWEEP", "LOG P(X, Z)"));
+                }
+                Algo::Meibp => {
+                    assert_eq!(title, "meibp: LOG P(X, Z) PER ITERATION");
+                    assert_eq!((x, y), ("ITERATION", "LOG P(X, Z)"));
+                }
+                _ => {
+                    assert_eq!(
+                        title,
+                        format!("{name}: OBJECTIVE PER ITERATION OF THE BEST RUN")
+                    );
+                    assert_eq!((x, y), ("ITERATION", "OBJECTIVE"));
+                }
+            }
+        }
+    }
 }

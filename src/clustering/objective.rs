@@ -1,6 +1,6 @@
 //! The clustering objectives of MAD-Bayes as plain functions, so any labelling can be scored.
 //!
-//! Notation (ALGORITHMS.md): `x` is `N × D`, `labels[n] = c_n ∈ 0..K`, `means` is `K × D`
+//! Notation (`docs/algorithms.md`, "Notation"): `x` is `N × D`, `labels[n] = c_n ∈ 0..K`, `means` is `K × D`
 //! (row k is a_k), P = λ² the penalty. Sums are taken over fixed row blocks and added in
 //! block order, so a value is bit-identical for any thread count.
 

@@ -1,5 +1,5 @@
 //! The feature-allocation objectives of MAD-Bayes as plain functions, so any (Z, A) can be
-//! scored. Notation (ALGORITHMS.md): X is `N × D`, Z is `N × K` with entries 0/1, A is
+//! scored. Notation (`docs/algorithms.md`): X is `N × D`, Z is `N × K` with entries 0/1, A is
 //! `K × D`, P = λ² the penalty. Residuals are computed directly as x_n − z_n A (never through
 //! ‖x‖² − 2 z·g + zᵀGz), summed over fixed row blocks in block order, so each value is exact
 //! to rounding and bit-identical for any thread count.

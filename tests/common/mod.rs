@@ -1,6 +1,6 @@
 //! Independent reference code for the clustering tests: data generators, an exhaustive
 //! enumeration of set partitions, and the objectives and local-minimum conditions written
-//! from their definitions (ALGORITHMS.md; MAD-Bayes Eqs. 3, 9 and 12), without calling the
+//! from their definitions (docs/algorithms.md; MAD-Bayes Eqs. 3, 9 and 12), without calling the
 //! crate's own kernels.
 #![allow(dead_code)]
 

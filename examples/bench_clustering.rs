@@ -19,6 +19,7 @@
 
 mod support;
 
+use madbayes::Model;
 use madbayes::RowMatrix;
 use madbayes::clustering::{Clustering, DpMeans, KMeans};
 use madbayes::restarts::run_rng;

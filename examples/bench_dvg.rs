@@ -49,6 +49,7 @@
 
 mod support;
 
+use madbayes::Model;
 use madbayes::RowMatrix;
 use madbayes::eval::{HiddenEntries, effective_sample_size, gelman_effective_sample_size};
 use madbayes::features::BpMeans;
@@ -98,7 +99,7 @@ fn run_chain(
             .check()?
             .fit(&hidden.fill_column_means(x))?;
         start_s = t.elapsed().as_secs_f64();
-        p = p.start_from(bp.z());
+        p = p.start_from(bp.z().to_row_matrix());
     } else {
         p = p.start_from_prior(true);
     }

@@ -20,6 +20,7 @@ mod support;
 
 use faer::linalg::matmul::matmul;
 use faer::{Accum, MatMut, MatRef, Par};
+use madbayes::Model;
 use madbayes::RowMatrix;
 use madbayes::features::{
     BpMeans, CollapsedBpMeans, FeatureModel, FeatureParams, KFeatures, StepwiseKFeatures,
@@ -121,7 +122,7 @@ fn cmd_sweep_vs_gemm(a: &Args) -> Res<()> {
     if sweeps == 0 {
         return Err("the run converged after one sweep: nothing to measure".into());
     }
-    let means = many.a().clone();
+    let means = many.means().clone();
     let kf = means.n_rows();
     let mut out = vec![0.0; n * kf];
     let (gb_w, gb_c, ()) = pool.install(|| {

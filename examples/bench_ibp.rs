@@ -51,6 +51,7 @@ mod local_search;
 mod meibp_large;
 mod support;
 
+use madbayes::Model;
 use madbayes::RowMatrix;
 use madbayes::generate::{block_images, ibp_linear_gaussian};
 use madbayes::ibp::IbpSampler;
@@ -115,7 +116,7 @@ fn cmd_scaling(a: &Args) -> Res<()> {
             let c0 = cpu_seconds();
             let fit = pool.install(|| params.fit(&x))?;
             let cpu = cpu_seconds() - c0;
-            let tr = fit.trace();
+            let tr = fit.records();
             let before = if burn == 0 { 0.0 } else { tr[burn - 1].seconds };
             let timed = &tr[burn..];
             let per_sweep = (tr[tr.len() - 1].seconds - before) / sweeps as f64;

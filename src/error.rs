@@ -28,6 +28,25 @@ pub enum ParamError {
         /// Its value.
         value: f64,
     },
+    /// A model parameter (α, σ_X, σ_A of the IBP methods) must be a positive finite number.
+    #[error("{name} must be a positive finite number, got {value}; pass e.g. {name} 1.0")]
+    NotPositive {
+        /// The parameter's name.
+        name: &'static str,
+        /// Its value.
+        value: f64,
+    },
+    /// The accelerated sampler's window holds at least one row.
+    #[error("window must be at least 1 row, got 0; the default is 1")]
+    ZeroWindow,
+    /// An option was set that the algorithm does not use; it is refused rather than ignored.
+    #[error("{option} does not apply to {algo}; remove it")]
+    NotApplicable {
+        /// The option's name, as the command line spells it.
+        option: &'static str,
+        /// The algorithm's name, as the command line spells it.
+        algo: &'static str,
+    },
 }
 
 /// Fitting could not start or finish on this data.
@@ -67,6 +86,11 @@ pub enum FitError {
     /// The algorithm needs more rows than there are.
     #[error("{0}")]
     TooFewRows(String),
+    /// The data (or the fit) are degenerate for this algorithm: zero spread where a scale is
+    /// derived from it, or every run met a singular state (the message says which and how to
+    /// fix it).
+    #[error("{0}")]
+    Degenerate(String),
     /// Two inputs that must agree in shape do not (the message names both).
     #[error("{0}")]
     Shape(String),

@@ -22,12 +22,18 @@ pub mod io;
 pub mod linalg;
 pub mod matrix;
 pub mod metrics;
+pub mod model;
 pub mod pca;
+#[cfg(feature = "images")]
 pub mod plot;
 pub mod restarts;
+#[cfg(feature = "serde")]
+mod serde_forms;
 
 pub use error::{FitError, ParamError};
+pub use features::BinaryMatrix;
 pub use matrix::RowMatrix;
+pub use model::{Fit, Model, Stop};
 
 /// The README's code examples, compiled and run as doc tests.
 #[cfg(doctest)]

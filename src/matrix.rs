@@ -7,6 +7,8 @@
 use faer::MatRef;
 
 /// An owned `n_rows × n_cols` matrix stored row after row.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(try_from = "crate::serde_forms::MatrixForm"))]
 #[derive(Clone, Debug, PartialEq)]
 pub struct RowMatrix {
     n_rows: usize,

@@ -7,6 +7,7 @@
 mod common;
 
 use common::*;
+use madbayes::Model;
 use madbayes::clustering::objective::{
     collapsed_dp_means_objective, dp_means_objective, kmeans_objective,
 };
@@ -311,7 +312,7 @@ fn predict_on_training_data_returns_the_labels_at_convergence() {
             .fit(&x)
             .unwrap();
         assert!(f.converged());
-        assert_eq!(f.predict(&x), f.labels(), "K-means seed {seed}");
+        assert_eq!(f.predict(&x).unwrap(), f.labels(), "K-means seed {seed}");
         let f = DpMeans::params(0.8)
             .restarts(2)
             .seed(seed)
@@ -320,7 +321,7 @@ fn predict_on_training_data_returns_the_labels_at_convergence() {
             .fit(&x)
             .unwrap();
         assert!(f.converged());
-        assert_eq!(f.predict(&x), f.labels(), "DP-means seed {seed}");
+        assert_eq!(f.predict(&x).unwrap(), f.labels(), "DP-means seed {seed}");
     }
 }
 
@@ -401,7 +402,7 @@ fn iteration_caps_keep_labels_means_and_objective_consistent() {
             .fit(&x)
             .unwrap();
         let what = format!("K-means max_iter={max_iter}");
-        assert_eq!(f.predict(&x), f.labels(), "{what}");
+        assert_eq!(f.predict(&x).unwrap(), f.labels(), "{what}");
         assert_close(f.objective(), ss_against(&x, f.labels(), f.means()), &what);
         assert_trace_non_increasing_up_to_last(&f, scale, &what);
         for (name, params) in dp_configs(0.8) {

@@ -7,6 +7,7 @@
 mod common;
 
 use common::*;
+use madbayes::Model;
 use madbayes::RowMatrix;
 use madbayes::features::objective::{bp_means_objective, k_features_objective};
 use madbayes::features::{
@@ -131,8 +132,8 @@ fn dice_k_features_reaches_the_reference_optima() {
         "K = 4 objective {}",
         four.objective()
     );
-    assert!(same_columns(&four.z(), &z_true));
-    let recomputed = k_features_objective(&x, &four.z(), four.a());
+    assert!(same_columns(&four.z().to_row_matrix(), &z_true));
+    let recomputed = k_features_objective(&x, &four.z(), four.means());
     assert!((recomputed - four.objective()).abs() < 1e-9);
     // K = 2, 3: at most the reference values (518.1, 252.0, printed to 0.1; the authors used
     // 1000 restarts). K = 3 needs the residual seeding and a few hundred restarts here.
@@ -177,7 +178,7 @@ fn dice_like_pictures_k_features_reaches_zero_and_the_one_feature_optimum() {
         "K = 4 objective {}",
         four.objective()
     );
-    assert!(same_columns(&four.z(), &z_true));
+    assert!(same_columns(&four.z().to_row_matrix(), &z_true));
     // K = 1: the exact optimum, computed from the true Z (blocks of 9 equal pixels). On the
     // authors' pictures the same computation gives 768.52, their published 768.5.
     let best_one = one_feature_optimum(&z_true, 9.0);
@@ -202,7 +203,7 @@ fn blocks() -> (RowMatrix, RowMatrix, RowMatrix) {
 /// Matches every true shape to a learned feature (greedily by squared distance of means) and
 /// returns (largest |a_learned − a_true| entry, fraction of Z entries that agree).
 fn match_to_truth(fit: &FeatureModel, z_true: &RowMatrix, a_true: &RowMatrix) -> (f64, f64) {
-    let (a, z) = (fit.a(), fit.z());
+    let (a, z) = (fit.means(), fit.z().to_row_matrix());
     let mut worst = 0.0f64;
     let mut agree = 0usize;
     let mut used = vec![false; a.n_rows()];
@@ -280,7 +281,7 @@ fn block_images_bp_means_and_stepwise_recover_the_four_shapes() {
                 .unwrap(),
         ),
     ] {
-        let obj = bp_means_objective(&xs, &fit.z(), fit.a(), p);
+        let obj = bp_means_objective(&xs, &fit.z(), fit.means(), p);
         assert!((obj - fit.objective()).abs() < 1e-6 * obj);
         let (worst, agree) = match_to_truth(&fit, &z_true, &a_true);
         println!(

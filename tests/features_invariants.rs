@@ -5,6 +5,7 @@
 mod common;
 
 use common::*;
+use madbayes::Model;
 use madbayes::features::objective::bp_means_objective;
 use madbayes::features::{
     BpMeans, CollapsedBpMeans, FeatureModel, FeatureParams, FeatureSeeding, KFeatures,
@@ -77,7 +78,7 @@ fn all_params() -> Vec<(&'static str, FeatureParams, Option<f64>)> {
 }
 
 fn recomputed(x: &RowMatrix, fit: &FeatureModel, p: Option<f64>) -> f64 {
-    bp_means_objective(x, &fit.z(), fit.a(), p.unwrap_or(0.0))
+    bp_means_objective(x, &fit.z(), fit.means(), p.unwrap_or(0.0))
 }
 
 #[test]
@@ -91,7 +92,7 @@ fn reported_objective_is_recomputed_and_traces_fall() {
             "{name}"
         );
         assert_monotone(fit.trace(), fit.objective());
-        assert_least_squares(&x, &fit.z(), fit.a());
+        assert_least_squares(&x, &fit.z(), fit.means());
         assert!(fit.converged(), "{name}");
         assert_eq!(fit.run_objectives()[fit.best_run()], fit.objective());
         assert!(fit.run_objectives().iter().all(|&o| o >= fit.objective()));
@@ -126,7 +127,7 @@ fn results_are_identical_on_any_number_of_threads() {
         for threads in [2, 3] {
             let other = run(threads);
             assert_eq!(one.z(), other.z(), "{name}");
-            assert_eq!(one.a(), other.a(), "{name}");
+            assert_eq!(one.means(), other.means(), "{name}");
             assert_eq!(one.run_objectives(), other.run_objectives(), "{name}");
             assert_eq!(one.trace(), other.trace(), "{name}");
         }
@@ -142,8 +143,8 @@ fn predict_recovers_the_training_rows_and_transform_reconstructs() {
         .unwrap()
         .fit(&x)
         .unwrap();
-    assert_eq!(fit.predict(&x), fit.z());
-    let recon = fit.transform(&x);
+    assert_eq!(fit.predict_z(&x).unwrap(), fit.z());
+    let recon = fit.reconstruct(&x).unwrap();
     let rss: f64 = x
         .as_slice()
         .iter()
@@ -241,12 +242,12 @@ fn new_feature_test_is_exact_near_the_threshold_despite_a_huge_offset() {
             .unwrap()
             .fit(&x)
             .unwrap();
-        let (z, a) = (fit.z(), fit.a());
+        let (z, a) = (fit.z(), fit.means());
         let obj = bp_means_objective(&x, &z, a, p);
         assert!((obj - fit.objective()).abs() <= 1e-6, "p = {p}");
         for n in 0..x.n_rows() {
             let xi = RowMatrix::from_rows(&[x.row(n)]);
-            let zi = RowMatrix::from_rows(&[z.row(n)]);
+            let zi = madbayes::BinaryMatrix::from_rows(&[z.row(n)]);
             let r = madbayes::features::objective::sum_of_squares(&xi, &zi, a);
             assert!(
                 r <= p * (1.0 + 1e-9),

@@ -5,13 +5,14 @@
 mod common;
 
 use common::*;
-use madbayes::RowMatrix;
+use madbayes::Model;
 use madbayes::features::objective::{
     bp_means_objective, collapsed_bp_means_objective, k_features_objective, sum_of_squares,
 };
 use madbayes::features::{
     BpMeans, CollapsedBpMeans, FeatureModel, FeatureSeeding, KFeatures, StepwiseKFeatures,
 };
+use madbayes::{BinaryMatrix, RowMatrix};
 
 /// A 5-point problem with a penalty at which the optimum has a few features.
 fn problem(i: u64) -> (RowMatrix, f64) {
@@ -28,7 +29,7 @@ fn bp_optimum(x: &RowMatrix, p: f64) -> f64 {
 
 /// Checks what every returned BP-means solution must satisfy.
 fn assert_bp_local_minimum(x: &RowMatrix, fit: &FeatureModel, p: f64) {
-    let (z, a) = (fit.z(), fit.a());
+    let (z, a) = (fit.z(), fit.means());
     let obj = bp_means_objective(x, &z, a, p);
     assert!(
         (obj - fit.objective()).abs() < 1e-9,
@@ -40,7 +41,7 @@ fn assert_bp_local_minimum(x: &RowMatrix, fit: &FeatureModel, p: f64) {
     for i in 0..x.n_rows() {
         for k in 0..z.n_cols() {
             let mut zf = z.clone();
-            zf.row_mut(i)[k] = 1.0 - zf.row(i)[k];
+            zf.row_mut(i)[k] = 1 - zf.row(i)[k];
             assert!(
                 bp_means_objective(x, &zf, a, p) >= obj - 1e-9,
                 "flip ({i}, {k}) helps"
@@ -50,7 +51,7 @@ fn assert_bp_local_minimum(x: &RowMatrix, fit: &FeatureModel, p: f64) {
     // No new feature r_n held by n alone lowers it: ‖r_n‖² ≤ P for every row.
     for i in 0..x.n_rows() {
         let xi = RowMatrix::from_rows(&[x.row(i)]);
-        let zi = RowMatrix::from_rows(&[z.row(i)]);
+        let zi = BinaryMatrix::from_rows(&[z.row(i)]);
         assert!(
             sum_of_squares(&xi, &zi, a) <= p + 1e-9,
             "row {i} would open a feature"
@@ -115,7 +116,7 @@ fn k_features_never_beats_the_enumerated_optimum_and_rows_are_best_responses() {
                 .unwrap()
                 .fit(&x)
                 .unwrap();
-            let (z, a) = (fit.z(), fit.a());
+            let (z, a) = (fit.z(), fit.means());
             assert_eq!((z.n_cols(), a.n_rows()), (k, k));
             let obj = k_features_objective(&x, &z, a);
             assert!((obj - fit.objective()).abs() < 1e-9);
@@ -125,10 +126,10 @@ fn k_features_never_beats_the_enumerated_optimum_and_rows_are_best_responses() {
             // Every row is the exact best response to A (all 2^K rows tried).
             for n in 0..5 {
                 let xi = RowMatrix::from_rows(&[x.row(n)]);
-                let own = sum_of_squares(&xi, &RowMatrix::from_rows(&[z.row(n)]), a);
+                let own = sum_of_squares(&xi, &BinaryMatrix::from_rows(&[z.row(n)]), a);
                 for mask in 0..(1u32 << k) {
-                    let zi: Vec<f64> = (0..k).map(|j| f64::from((mask >> j) & 1)).collect();
-                    let other = sum_of_squares(&xi, &RowMatrix::from_rows(&[zi]), a);
+                    let zi: Vec<u8> = (0..k).map(|j| ((mask >> j) & 1) as u8).collect();
+                    let other = sum_of_squares(&xi, &BinaryMatrix::from_rows(&[zi]), a);
                     assert!(own <= other + 1e-9);
                 }
             }
@@ -153,7 +154,7 @@ fn stepwise_reports_the_bp_means_objective_of_its_answer() {
             .unwrap()
             .fit(&x)
             .unwrap();
-        let obj = bp_means_objective(&x, &fit.z(), fit.a(), p);
+        let obj = bp_means_objective(&x, &fit.z(), fit.means(), p);
         assert!((obj - fit.objective()).abs() < 1e-9);
         assert!(obj >= opt - 1e-9);
         let by_k = fit.objective_by_k();
@@ -171,10 +172,10 @@ fn stepwise_reports_the_bp_means_objective_of_its_answer() {
 fn column_masks_helper_round_trips() {
     let x = random_data(4, 2, 5);
     let cols = [0b0011u32, 0b0110];
-    let mut z = RowMatrix::zeros(4, 2);
+    let mut z = BinaryMatrix::zeros(4, 2);
     for (k, &m) in cols.iter().enumerate() {
         for i in 0..4 {
-            z.row_mut(i)[k] = f64::from((m >> i) & 1);
+            z.set(i, k, (m >> i) & 1 == 1);
         }
     }
     assert_eq!(column_masks(&z), cols.to_vec());
@@ -183,11 +184,11 @@ fn column_masks_helper_round_trips() {
 }
 
 /// Eq. 10 charging only non-empty columns (what the collapsed row move minimises).
-fn collapsed_nonempty(x: &RowMatrix, z: &RowMatrix, p: f64) -> f64 {
+fn collapsed_nonempty(x: &RowMatrix, z: &BinaryMatrix, p: f64) -> f64 {
     let cols: Vec<usize> = (0..z.n_cols())
-        .filter(|&k| (0..z.n_rows()).any(|i| z.row(i)[k] != 0.0))
+        .filter(|&k| (0..z.n_rows()).any(|i| z.get(i, k)))
         .collect();
-    let mut zc = RowMatrix::zeros(z.n_rows(), cols.len());
+    let mut zc = BinaryMatrix::zeros(z.n_rows(), cols.len());
     for i in 0..z.n_rows() {
         for (c, &k) in cols.iter().enumerate() {
             zc.row_mut(i)[c] = z.row(i)[k];
@@ -216,9 +217,9 @@ fn collapsed_bp_means_never_beats_the_optimum_and_rows_are_exact_optima() {
             (obj - fit.objective()).abs() < 1e-9,
             "reported ≠ recomputed"
         );
-        assert!((bp_means_objective(&x, &z, fit.a(), p) - obj).abs() < 1e-9);
+        assert!((bp_means_objective(&x, &z, fit.means(), p) - obj).abs() < 1e-9);
         assert!(obj >= opt - 1e-9);
-        assert_least_squares(&x, &z, fit.a());
+        assert_least_squares(&x, &z, fit.means());
         assert_monotone(fit.trace(), fit.objective());
         let k = z.n_cols();
         for n in 0..5 {
@@ -226,7 +227,7 @@ fn collapsed_bp_means_never_beats_the_optimum_and_rows_are_exact_optima() {
             for mask in 0..(1u32 << k) {
                 let mut zc = z.clone();
                 for j in 0..k {
-                    zc.row_mut(n)[j] = f64::from((mask >> j) & 1);
+                    zc.row_mut(n)[j] = ((mask >> j) & 1) as u8;
                 }
                 assert!(
                     collapsed_nonempty(&x, &zc, p) >= obj - 1e-9,
@@ -234,11 +235,11 @@ fn collapsed_bp_means_never_beats_the_optimum_and_rows_are_exact_optima() {
                 );
             }
             // … and no singleton feature {n} does.
-            let mut zs = RowMatrix::zeros(5, k + 1);
+            let mut zs = BinaryMatrix::zeros(5, k + 1);
             for r in 0..5 {
                 zs.row_mut(r)[..k].copy_from_slice(z.row(r));
             }
-            zs.row_mut(n)[k] = 1.0;
+            zs.row_mut(n)[k] = 1;
             assert!(collapsed_bp_means_objective(&x, &zs, p) >= obj - 1e-9);
         }
         if obj <= opt + 1e-9 {

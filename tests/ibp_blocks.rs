@@ -14,6 +14,7 @@
 mod common;
 
 use common::{dvg_block_images, noise_sd};
+use madbayes::Model;
 use madbayes::ibp::{IbpKind, IbpSampler};
 
 /// The seed of the generated data (the chains' seeds are separate). Both tests also pass on
@@ -50,7 +51,7 @@ fn recovers(kind: IbpKind, seeds: &[u64], max_k: usize) {
             .unwrap()
             .fit(x)
             .unwrap();
-        let a = fit.a();
+        let a = fit.means();
         let err = |k: usize, t: usize| -> f64 {
             a.row(k)
                 .iter()
@@ -75,7 +76,7 @@ fn recovers(kind: IbpKind, seeds: &[u64], max_k: usize) {
             fit.sigma_x(),
             fit.sigma_a(),
             fit.alpha(),
-            fit.trace().last().unwrap().log_joint
+            fit.records().last().unwrap().log_joint
         );
         assert!(
             worst < 0.15,

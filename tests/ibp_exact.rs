@@ -194,11 +194,14 @@ fn check_sampler_with(
         SAMPLES
     };
     let x = data();
-    let params = IbpSampler::params(kind)
+    let mut params = IbpSampler::params(kind);
+    if kind == IbpKind::Accelerated {
+        params = params.window(window);
+    }
+    let params = params
         .alpha(ALPHA)
         .sigma_x(SIGMA_X)
         .sigma_a(SIGMA_A)
-        .window(window)
         .resample_alpha(random_alpha)
         .iterations(BURN + samples)
         .seed(seed)

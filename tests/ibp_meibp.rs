@@ -6,8 +6,10 @@
 mod common;
 
 use common::dvg_block_images;
+use madbayes::Model;
+use madbayes::ParamError;
 use madbayes::RowMatrix;
-use madbayes::ibp::{IbpParamError, Meibp};
+use madbayes::ibp::Meibp;
 
 #[test]
 fn meibp_recovers_the_four_block_shapes() {
@@ -32,9 +34,9 @@ fn meibp_recovers_the_four_block_shapes() {
             fit.converged(),
             "seed {seed}: Z still changing after 100 iterations"
         );
-        assert!(fit.a().as_slice().iter().all(|&v| v >= 0.0));
+        assert!(fit.means().as_slice().iter().all(|&v| v >= 0.0));
         // Every step is a coordinate ascent step, so the evidence never decreases.
-        for w in fit.trace().windows(2) {
+        for w in fit.records().windows(2) {
             assert!(
                 w[1].evidence >= w[0].evidence - 1e-9 * w[0].evidence.abs(),
                 "seed {seed}: evidence fell from {} to {}",
@@ -42,7 +44,7 @@ fn meibp_recovers_the_four_block_shapes() {
                 w[1].evidence
             );
         }
-        let a = fit.a();
+        let a = fit.means();
         let err = |k: usize, t: usize| -> f64 {
             a.row(k)
                 .iter()
@@ -64,7 +66,7 @@ fn meibp_recovers_the_four_block_shapes() {
                 None => worst = f64::INFINITY,
             }
         }
-        let last = fit.trace().last().unwrap();
+        let last = fit.records().last().unwrap();
         println!(
             "seed {seed}: K+ = {}, {} iterations, evidence {:.1}, worst pixel error of the \
              matched features {worst:.3}",
@@ -84,15 +86,12 @@ fn meibp_recovers_the_four_block_shapes() {
 #[test]
 fn meibp_parameter_rules() {
     assert!(Meibp::params(4).check().is_ok());
-    assert_eq!(
-        Meibp::params(0).check().unwrap_err(),
-        IbpParamError::ZeroKMax
-    );
+    assert_eq!(Meibp::params(0).check().unwrap_err(), ParamError::KZero(0));
     assert!(Meibp::params(4).alpha(-1.0).check().is_err());
     assert!(Meibp::params(4).sigma_x(0.0).check().is_err());
     assert_eq!(
         Meibp::params(4).max_iter(0).check().unwrap_err(),
-        IbpParamError::NoIterations
+        ParamError::NoIterations
     );
     let p = Meibp::params(3).check().unwrap();
     assert!(p.fit(&RowMatrix::zeros(0, 2)).is_err());
@@ -100,7 +99,7 @@ fn meibp_parameter_rules() {
     let a = p.fit(&x).unwrap();
     let b = p.fit(&x).unwrap();
     assert_eq!(a.z(), b.z());
-    assert_eq!(a.a(), b.a());
+    assert_eq!(a.means(), b.means());
 }
 
 #[test]
@@ -120,8 +119,8 @@ fn meibp_is_identical_on_one_and_two_threads_across_row_blocks() {
             .build()
             .unwrap();
         let fit = pool.install(|| p.fit(&g.x)).unwrap();
-        let evidence: Vec<f64> = fit.trace().iter().map(|r| r.evidence).collect();
-        (fit.z().clone(), fit.a().clone(), evidence)
+        let evidence: Vec<f64> = fit.records().iter().map(|r| r.evidence).collect();
+        (fit.z().clone(), fit.means().clone(), evidence)
     };
     let (one, two) = (run(1), run(2));
     assert_eq!(one.0, two.0);

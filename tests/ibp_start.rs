@@ -33,7 +33,7 @@ fn chains_started_at_the_truth_stay_near_it() {
             .fit(&g.x)
             .unwrap();
         let worst = fit
-            .trace()
+            .records()
             .iter()
             .map(|r| r.log_joint)
             .fold(f64::INFINITY, f64::min);

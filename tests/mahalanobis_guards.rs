@@ -2,6 +2,7 @@
 
 mod mahalanobis_support;
 
+use madbayes::Model;
 use madbayes::clustering::Mahalanobis;
 use madbayes::clustering::mahalanobis::{
     mahalanobis_phi, mahalanobis_profile_objective, optimal_covariances,
@@ -55,7 +56,7 @@ fn degenerate_clusters_cannot_win() {
                     assert!(p.is_finite() && close(p, f.objective(), 1e-11));
                     assert!(f.run_objectives().iter().all(|&o| o >= f.objective()));
                 }
-                Err(e) => assert!(matches!(e, FitError::TooFewRows(_)), "{e}"),
+                Err(e) => assert!(matches!(e, FitError::Degenerate(_)), "{e}"),
             }
         }
     }

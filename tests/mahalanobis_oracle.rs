@@ -3,6 +3,7 @@
 
 mod mahalanobis_support;
 
+use madbayes::Model;
 use madbayes::RowMatrix;
 use madbayes::clustering::Mahalanobis;
 use madbayes::clustering::mahalanobis::{
@@ -165,7 +166,7 @@ fn returned_solutions_are_fixed_points_with_optimal_means_and_covariances() {
         }
         assert!(allowed > 0);
         // Rows free to move sit in their nearest cluster (Mahalanobis), as `predict` says.
-        let pred = fit.predict(&x);
+        let pred = fit.predict(&x).unwrap();
         for n in (0..x.n_rows()).filter(|&n| counts[labels[n]] > d + 1) {
             assert_eq!(pred[n], labels[n], "seed {seed}, row {n}");
         }

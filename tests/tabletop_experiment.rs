@@ -2,6 +2,7 @@
 //! stepwise K-features settles on a base feature held by every photo plus one feature per
 //! object.
 
+use madbayes::Model;
 use madbayes::experiments::tabletop_matrix;
 use madbayes::features::StepwiseKFeatures;
 use madbayes::io::read_image_folder;
@@ -27,7 +28,7 @@ fn stepwise_k_features_finds_a_base_feature_and_four_objects() {
     assert_eq!(fit.k(), 5, "objective by K: {:?}", fit.objective_by_k());
     let z = fit.z();
     let counts: Vec<usize> = (0..5)
-        .map(|k| (0..100).filter(|&n| z.row(n)[k] != 0.0).count())
+        .map(|k| (0..100).filter(|&n| z.get(n, k)).count())
         .collect();
     assert_eq!(
         counts.iter().filter(|&&c| c == 100).count(),
@@ -40,9 +41,7 @@ fn stepwise_k_features_finds_a_base_feature_and_four_objects() {
         "{counts:?}"
     );
     // Every one of the 2⁴ object combinations is photographed.
-    let mut codes: Vec<Vec<u8>> = (0..100)
-        .map(|n| z.row(n).iter().map(|&v| v as u8).collect())
-        .collect();
+    let mut codes: Vec<Vec<u8>> = (0..100).map(|n| z.row(n).to_vec()).collect();
     codes.sort();
     codes.dedup();
     assert_eq!(codes.len(), 16);

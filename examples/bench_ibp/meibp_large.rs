@@ -2,6 +2,7 @@
 //! large synthetic set, without the CLI's per-iteration log p(X, Z).
 
 use crate::support::{Args, Res};
+use madbayes::Model;
 use madbayes::generate::meibp_factors;
 use madbayes::ibp::Meibp;
 use std::time::Instant;
@@ -44,7 +45,7 @@ pub fn cmd_meibp_large(a: &Args) -> Res<()> {
     println!(
         "{{\"converged\":{},\"iterations\":{},\"k\":{}}}",
         fit.converged(),
-        fit.trace().len(),
+        fit.records().len(),
         fit.k()
     );
     Ok(())

@@ -3,6 +3,7 @@
 
 use super::output::{Staging, labels_csv, matrix_csv};
 use super::{CliError, with_threads};
+use madbayes::Model;
 use madbayes::clustering::{Clustering, CollapsedDpMeans, DpMeans, KMeans};
 use madbayes::generate::gaussian_blobs;
 use madbayes::metrics::adjusted_rand_index;

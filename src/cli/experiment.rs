@@ -12,10 +12,10 @@
 
 use super::output::{Staging, binary_csv, matrix_csv};
 use super::{CliError, with_threads};
-use madbayes::RowMatrix;
 use madbayes::features::{BpMeans, CollapsedBpMeans, FeatureModel, StepwiseKFeatures};
 use madbayes::ibp::{IbpKind, IbpSampler};
 use madbayes::io::read_image_folder;
+use madbayes::{Model, RowMatrix};
 use serde_json::json;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -221,7 +221,10 @@ fn tabletop(a: TabletopArgs) -> Result<(), CliError> {
     let mut staging = staging;
     staging.write("table.md", md.as_bytes())?;
     staging.write("stepwise_z.csv", binary_csv(&stepwise.z()).as_bytes())?;
-    staging.write("stepwise_means.csv", matrix_csv(stepwise.a()).as_bytes())?;
+    staging.write(
+        "stepwise_means.csv",
+        matrix_csv(stepwise.means()).as_bytes(),
+    )?;
     let text = serde_json::to_string_pretty(&results)
         .map_err(|e| CliError(format!("cannot encode results.json: {e}")))?;
     staging.write("results.json", (text + "\n").as_bytes())?;

@@ -6,8 +6,8 @@ use super::pictures::{
 };
 use super::progress::RestartBar;
 use super::sampler::{self, SamplerChecked};
+use super::saved::{self, AnyModel, SavedLayout};
 use super::{CliError, with_threads};
-use madbayes::RowMatrix;
 use madbayes::clustering::{
     Clustering, CollapsedDpMeans, DpMeans, DpMeansValidParams, KMeans, KMeansValidParams,
     Mahalanobis, MahalanobisClustering, MahalanobisValidParams,
@@ -20,6 +20,7 @@ use madbayes::features::{
 use madbayes::io::{ReadOptions, read_image_folder, read_matrix_with, write_npy_to};
 use madbayes::pca::Pca;
 use madbayes::plot::pictures::{ImageLayout, Kind};
+use madbayes::{BinaryMatrix, Model, RowMatrix, Stop};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -244,7 +245,7 @@ pub(super) struct Fitted {
     pub k: usize,
     pub objective: f64,
     pub n_iter: usize,
-    pub converged: bool,
+    pub stop: Stop,
     pub trace: Vec<f64>,
     pub run_objectives: Vec<f64>,
     pub best_run: usize,
@@ -252,19 +253,21 @@ pub(super) struct Fitted {
     pub labels: Option<Vec<usize>>,
     /// Cluster means, or the feature means A.
     pub means: RowMatrix,
-    pub z: RowMatrix,
+    pub z: BinaryMatrix,
     /// Further files, and further summary fields, of one family.
     pub extra_files: Vec<(&'static str, String)>,
     pub extra_json: Vec<(&'static str, Value)>,
+    /// The fitted model itself, saved as model.json.
+    pub model: AnyModel,
 }
 
 impl Fitted {
-    fn from_clustering(m: &Clustering) -> Self {
+    fn from_clustering(m: Clustering) -> Self {
         Self {
             k: m.k(),
             objective: m.objective(),
             n_iter: m.n_iter(),
-            converged: m.converged(),
+            stop: m.stop(),
             trace: m.trace().to_vec(),
             run_objectives: m.run_objectives().to_vec(),
             best_run: m.best_run(),
@@ -273,34 +276,37 @@ impl Fitted {
             z: m.z(),
             extra_files: Vec::new(),
             extra_json: Vec::new(),
+            model: AnyModel::Clustering(m),
         }
     }
 
-    fn from_mahalanobis(m: &MahalanobisClustering) -> Self {
-        let mut f = Self::from_clustering(m.clustering());
+    fn from_mahalanobis(m: MahalanobisClustering) -> Self {
+        let mut f = Self::from_clustering(m.clustering().clone());
         let mut cov = String::new();
         for c in m.covariances() {
             cov.push_str(&matrix_csv(c));
         }
         f.extra_files.push(("covariances.csv", cov));
         f.extra_json.push(("phi", json!(m.phi())));
+        f.model = AnyModel::Mahalanobis(m);
         f
     }
 
-    fn from_features(m: &FeatureModel) -> Self {
+    fn from_features(m: FeatureModel) -> Self {
         Self {
             k: m.k(),
             objective: m.objective(),
             n_iter: m.n_iter(),
-            converged: m.converged(),
+            stop: m.stop(),
             trace: m.trace().to_vec(),
             run_objectives: m.run_objectives().to_vec(),
             best_run: m.best_run(),
             labels: None,
-            means: m.a().clone(),
+            means: m.means().clone(),
             z: m.z(),
             extra_files: Vec::new(),
             extra_json: vec![("objective_by_k", json!(m.objective_by_k()))],
+            model: AnyModel::Features(m),
         }
     }
 }
@@ -520,10 +526,10 @@ pub(super) fn fit_checked(
     bar: &RestartBar,
 ) -> Result<Fitted, madbayes::FitError> {
     Ok(match checked {
-        Checked::KMeans(p) => Fitted::from_clustering(&p.fit_with(x, bar)?),
-        Checked::Dp(p) => Fitted::from_clustering(&p.fit_with(x, bar)?),
-        Checked::Maha(p) => Fitted::from_mahalanobis(&p.fit_with(x, bar)?),
-        Checked::Features(p) => Fitted::from_features(&p.fit_with(x, bar)?),
+        Checked::KMeans(p) => Fitted::from_clustering(p.fit_with(x, bar)?),
+        Checked::Dp(p) => Fitted::from_clustering(p.fit_with(x, bar)?),
+        Checked::Maha(p) => Fitted::from_mahalanobis(p.fit_with(x, bar)?),
+        Checked::Features(p) => Fitted::from_features(p.fit_with(x, bar)?),
         Checked::Sampler(p) => sampler::fit(p, x, x, None)?,
     })
 }
@@ -576,7 +582,7 @@ fn write_result(mut staging: Staging, out: &Output) -> Result<(), CliError> {
                 layout: images.layout,
                 means: means_original.unwrap_or_else(|| fitted.means.clone()),
                 offset,
-                z: fitted.z.clone(),
+                z: fitted.z.to_row_matrix(),
             };
             let examples = read_examples(&images.files, &result.z, &images.layout)
                 .map_err(|e| CliError(format!("cannot read the example images: {e}")))?;
@@ -590,6 +596,8 @@ fn write_result(mut staging: Staging, out: &Output) -> Result<(), CliError> {
         }
         None => staging.write("trace.png", &trace_png(args.algo.name(), &fitted.trace))?,
     }
+    let model = model_json(out)?;
+    staging.write(saved::FILE_NAME, model.as_bytes())?;
     let text = serde_json::to_string_pretty(&summary)
         .map_err(|e| CliError(format!("cannot encode summary.json: {e}")))?;
     staging.write("summary.json", (text + "\n").as_bytes())?;
@@ -601,17 +609,45 @@ fn write_result(mut staging: Staging, out: &Output) -> Result<(), CliError> {
         format!("objective = {}", fitted.objective)
     };
     println!(
-        "{}: N = {}, D = {}, K = {}, {score}, {} iterations (converged: {}), {:.3} s; results in {}",
+        "{}: N = {}, D = {}, K = {}, {score}, {} iterations ({}), {:.3} s; results in {}",
         args.algo.name(),
         x.n_rows(),
         x.n_cols(),
         fitted.k,
         fitted.n_iter,
-        fitted.converged,
+        stop_text(fitted.stop),
         seconds,
         args.out.display()
     );
     Ok(())
+}
+
+/// The text of model.json: the model, the PCA that maps input rows into its space, and the
+/// input's width and image layout (see [`saved::ModelFile`]).
+fn model_json(out: &Output) -> Result<String, CliError> {
+    let input_columns = out.projection.map_or(out.x.n_cols(), |p| p.original_d);
+    let file = json!({
+        "format": saved::FORMAT,
+        "format_version": saved::FORMAT_VERSION,
+        "written_by": format!("madbayes {}", env!("CARGO_PKG_VERSION")),
+        "algo": out.args.algo.name(),
+        "input_columns": input_columns,
+        "image": out.images.map(|i| SavedLayout::from(i.layout)),
+        "pca": out.projection.map(|p| &p.pca),
+        "model": &out.fitted.model,
+    });
+    serde_json::to_string(&file)
+        .map(|s| s + "\n")
+        .map_err(|e| CliError(format!("cannot encode {}: {e}", saved::FILE_NAME)))
+}
+
+/// How the printed summary says why the run stopped.
+fn stop_text(stop: Stop) -> &'static str {
+    match stop {
+        Stop::Converged => "converged",
+        Stop::IterationCap => "stopped at the iteration cap before converging",
+        Stop::Sweeps => "the chain's sweeps",
+    }
 }
 
 fn summary_json(args: &FitArgs, x: &RowMatrix, fitted: &Fitted, seconds: f64) -> Value {
@@ -642,7 +678,8 @@ fn summary_json(args: &FitArgs, x: &RowMatrix, fitted: &Fitted, seconds: f64) ->
         "threads": args.threads,
         "max_iter": args.max_iter,
         "iterations": fitted.n_iter,
-        "converged": fitted.converged,
+        "converged": fitted.stop == Stop::Converged,
+        "stop": fitted.stop.name(),
         "seconds": seconds,
         "best_run": fitted.best_run,
         "restart_objectives": {

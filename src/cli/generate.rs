@@ -149,7 +149,10 @@ pub fn run(args: GenArgs) -> Result<(), CliError> {
         staging.write("x.csv", matrix_csv(&data.x).as_bytes())?;
         "x.csv"
     };
-    staging.write("z.csv", binary_csv(&data.z).as_bytes())?;
+    staging.write(
+        "z.csv",
+        binary_csv(&madbayes::BinaryMatrix::from_row_matrix(&data.z)).as_bytes(),
+    )?;
     staging.write("a.csv", matrix_csv(&data.a).as_bytes())?;
     let (n, d, k) = (data.x.n_rows(), data.x.n_cols(), data.z.n_cols());
     let mut meta = json!({

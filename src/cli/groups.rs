@@ -31,12 +31,12 @@
 use super::output::{Staging, binary_csv, labels_csv, matrix_csv};
 use super::pictures::{PixelResult, image_files, read_examples};
 use super::{CliError, with_threads};
-use madbayes::RowMatrix;
 use madbayes::clustering::{Clustering, KMeans};
 use madbayes::experiments::{PaperMatrix, paper_matrix};
 use madbayes::features::{FeatureModel, StepwiseKFeatures};
 use madbayes::io::{IdxKind, parse_csv, read_idx, read_image_folder};
 use madbayes::plot::pictures::{EXAMPLES, ImageLayout, Kind, code, column_counts, example_rows};
+use madbayes::{BinaryMatrix, Model, RowMatrix};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -417,7 +417,7 @@ fn profile(y: &RowMatrix, a: &GroupsArgs) -> Result<Profile, CliError> {
 
 /// Z's columns and A's rows ordered by how many rows hold each feature, most first.
 fn ordered_features(m: &FeatureModel) -> (RowMatrix, RowMatrix, Vec<usize>) {
-    let z = m.z();
+    let z = m.z().to_row_matrix();
     let counts = column_counts(&z);
     let mut order: Vec<usize> = (0..counts.len()).collect();
     order.sort_by_key(|&k| std::cmp::Reverse(counts[k]));
@@ -428,9 +428,9 @@ fn ordered_features(m: &FeatureModel) -> (RowMatrix, RowMatrix, Vec<usize>) {
             zo.row_mut(i)[j] = z.row(i)[o];
         }
     }
-    let mut ao = RowMatrix::zeros(0, m.a().n_cols());
+    let mut ao = RowMatrix::zeros(0, m.means().n_cols());
     for &o in &order {
-        ao.push_row(m.a().row(o));
+        ao.push_row(m.means().row(o));
     }
     let counts = order.iter().map(|&o| counts[o]).collect();
     (zo, ao, counts)
@@ -739,7 +739,10 @@ pub fn run(a: GroupsArgs) -> Result<(), CliError> {
 
     let mut staging = staging;
     staging.write("table.md", md.as_bytes())?;
-    staging.write("stepwise_z.csv", binary_csv(&z).as_bytes())?;
+    staging.write(
+        "stepwise_z.csv",
+        binary_csv(&BinaryMatrix::from_row_matrix(&z)).as_bytes(),
+    )?;
     staging.write("stepwise_means.csv", matrix_csv(&feat_a).as_bytes())?;
     for (k, c, _) in &kmeans {
         staging.write(
@@ -767,7 +770,7 @@ pub fn run(a: GroupsArgs) -> Result<(), CliError> {
             layout: input.layout,
             means: prepared.points_to_input(c.means()),
             offset: None,
-            z: c.z(),
+            z: c.z().to_row_matrix(),
         };
         pictures(&mut staging, &input, raw.as_ref(), &result, |s| {
             if s == "overview.png" {

@@ -9,9 +9,11 @@ mod groups;
 mod output;
 mod path;
 mod pictures;
+mod predict;
 mod progress;
 mod render;
 mod sampler;
+mod saved;
 
 use clap::{Parser, Subcommand};
 
@@ -44,6 +46,9 @@ enum Command {
     /// Run a penalty algorithm over a grid of penalties and report K, the objective and the
     /// ranges of penalties with the same K.
     Path(path::PathArgs),
+    /// Apply a fitted model (the model.json of a `fit` result folder) to new rows: their Z,
+    /// cluster labels and reconstruction Z A.
+    Predict(predict::PredictArgs),
 }
 
 /// A failure to report: one line, exit status 2.
@@ -73,6 +78,7 @@ pub fn main() -> i32 {
         Command::Experiment(e) => experiment::run(e),
         Command::Render(args) => render::run(args),
         Command::Path(args) => path::run(args),
+        Command::Predict(args) => predict::run(args),
     };
     match result {
         Ok(()) => 0,

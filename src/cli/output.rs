@@ -3,7 +3,7 @@
 //! could be mistaken for a result.
 
 use super::CliError;
-use madbayes::RowMatrix;
+use madbayes::{BinaryMatrix, RowMatrix};
 use std::fmt::Write as _;
 use std::fs;
 use std::io::Write;
@@ -146,14 +146,14 @@ pub fn matrix_csv(m: &RowMatrix) -> String {
 }
 
 /// A 0/1 matrix as CSV of integers.
-pub fn binary_csv(m: &RowMatrix) -> String {
+pub fn binary_csv(m: &BinaryMatrix) -> String {
     let mut s = String::with_capacity(m.n_rows() * m.n_cols() * 2);
     for r in m.rows() {
         for (j, v) in r.iter().enumerate() {
             if j > 0 {
                 s.push(',');
             }
-            s.push(if *v != 0.0 { '1' } else { '0' });
+            s.push(if *v != 0 { '1' } else { '0' });
         }
         s.push('\n');
     }

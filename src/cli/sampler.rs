@@ -15,13 +15,14 @@
 
 use super::CliError;
 use super::fit::{Algo, FitArgs, Fitted, Init};
-use madbayes::RowMatrix;
+use super::saved::AnyModel;
 use madbayes::eval::{FeaturePredictor, Holdout, PredictiveAverage, effective_sample_size};
 use madbayes::features::{BpMeans, FeatureValidParams};
 use madbayes::ibp::{
     IbpKind, IbpSampler, IbpValidParams, Meibp, MeibpValidParams, a_posterior, collapsed_log_lik,
     log_ibp_prior,
 };
+use madbayes::{Model, RowMatrix};
 use serde_json::json;
 use std::fmt::Write as _;
 
@@ -58,7 +59,7 @@ pub(super) fn check(args: &FitArgs) -> Result<SamplerChecked, CliError> {
     let alpha = args
         .alpha
         .unwrap_or(if args.algo == Algo::Meibp { 3.0 } else { 2.0 });
-    let err = |e: madbayes::ibp::IbpParamError| CliError(format!("{name}: {e}"));
+    let err = |e: madbayes::ParamError| CliError(format!("{name}: {e}"));
     if args.algo == Algo::Meibp {
         refuse("window", args.window.is_some())?;
         refuse("init", args.init.is_some())?;
@@ -147,7 +148,7 @@ pub(super) fn fit(
     let mut csv = String::from("iteration,seconds,k,log_joint,heldout_loglik,heldout_l2\n");
     let mut average = split.map(|h| PredictiveAverage::new(h, x));
     let mut extra_json = Vec::new();
-    let (z, a, iterations, converged, trace_lj) = match checked {
+    let (z, a, iterations, stop, trace_lj, model) = match checked {
         SamplerChecked::Ibp(p, bp) => {
             let total = p.iterations();
             let started;
@@ -164,7 +165,7 @@ pub(super) fn fit(
                             "seconds": t.elapsed().as_secs_f64(),
                         }),
                     ));
-                    started = p.clone().with_start(start.z());
+                    started = p.clone().with_start(start.z().to_row_matrix());
                     &started
                 }
                 None => p,
@@ -196,7 +197,7 @@ pub(super) fn fit(
             extra_json.push(("alpha", json!(fit.alpha())));
             extra_json.push(("sigma_x", json!(fit.sigma_x())));
             extra_json.push(("sigma_a", json!(fit.sigma_a())));
-            let kept = &fit.trace()[total / 2..];
+            let kept = &fit.records()[total / 2..];
             let ks: Vec<f64> = kept.iter().map(|r| r.k as f64).collect();
             let ljs: Vec<f64> = kept.iter().map(|r| r.log_joint).collect();
             extra_json.push((
@@ -208,13 +209,8 @@ pub(super) fn fit(
                     "mean_k": ks.iter().sum::<f64>() / ks.len().max(1) as f64,
                 }),
             ));
-            (
-                fit.z().clone(),
-                fit.a().clone(),
-                fit.trace().len(),
-                true,
-                lj,
-            )
+            let (z, a, n, stop) = (fit.z(), fit.means().clone(), fit.n_iter(), fit.stop());
+            (z, a, n, stop, lj, AnyModel::Ibp(fit))
         }
         SamplerChecked::Meibp(p) => {
             let alpha = p.alpha();
@@ -241,15 +237,10 @@ pub(super) fn fit(
             extra_json.push(("sigma_a", json!(sa)));
             extra_json.push((
                 "evidence",
-                json!(fit.trace().iter().map(|r| r.evidence).collect::<Vec<_>>()),
+                json!(fit.records().iter().map(|r| r.evidence).collect::<Vec<_>>()),
             ));
-            (
-                fit.z().clone(),
-                fit.a().clone(),
-                fit.trace().len(),
-                fit.converged(),
-                lj,
-            )
+            let (z, a, n, stop) = (fit.z(), fit.means().clone(), fit.n_iter(), fit.stop());
+            (z, a, n, stop, lj, AnyModel::Meibp(fit))
         }
     };
     if let (Some(avg), Some(h)) = (&average, split) {
@@ -272,7 +263,7 @@ pub(super) fn fit(
         k: z.n_cols(),
         objective: f64::NAN,
         n_iter: iterations,
-        converged,
+        stop,
         trace: trace_lj,
         run_objectives: vec![f64::NAN],
         best_run: 0,
@@ -281,5 +272,6 @@ pub(super) fn fit(
         z,
         extra_files: vec![("trace.csv", csv)],
         extra_json,
+        model,
     })
 }

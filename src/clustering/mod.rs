@@ -16,4 +16,4 @@ pub use mahalanobis::{
     Mahalanobis, MahalanobisClustering, MahalanobisParams, MahalanobisValidParams,
     mahalanobis_objective, mahalanobis_profile_objective,
 };
-pub use model::{ClusterRun, Clustering, one_hot};
+pub use model::{ClusterRun, Clustering};

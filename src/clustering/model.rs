@@ -2,10 +2,14 @@
 
 use crate::RowMatrix;
 use crate::clustering::center::centred_on_means;
+use crate::error::FitError;
+use crate::features::BinaryMatrix;
 use crate::linalg::{nearest_rows, row_sq_norms, sq_dist};
+use crate::model::{Model, Stop, check_new_rows};
 use crate::restarts::{Best, RunOutcome};
 
 /// What one run of a clustering algorithm returns.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Debug)]
 pub struct ClusterRun {
     /// Label of each row, in `0..K`.
@@ -29,6 +33,7 @@ impl RunOutcome for ClusterRun {
 }
 
 /// A fitted clustering: the best of the restarts, with the objective of every restart.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Debug)]
 pub struct Clustering {
     run: ClusterRun,
@@ -50,36 +55,6 @@ impl Clustering {
         &self.run.labels
     }
 
-    /// Cluster means, one row per cluster.
-    pub fn means(&self) -> &RowMatrix {
-        &self.run.means
-    }
-
-    /// Number of clusters.
-    pub fn k(&self) -> usize {
-        self.run.means.n_rows()
-    }
-
-    /// The objective of the returned labels and means (as defined for the algorithm).
-    pub fn objective(&self) -> f64 {
-        self.run.objective
-    }
-
-    /// Iterations of the winning run.
-    pub fn n_iter(&self) -> usize {
-        self.run.n_iter
-    }
-
-    /// Whether the winning run converged (rather than hitting the iteration cap).
-    pub fn converged(&self) -> bool {
-        self.run.converged
-    }
-
-    /// Objective after each iteration of the winning run.
-    pub fn trace(&self) -> &[f64] {
-        &self.run.trace
-    }
-
     /// Index of the winning restart.
     pub fn best_run(&self) -> usize {
         self.best_run
@@ -90,39 +65,28 @@ impl Clustering {
         &self.run_objectives
     }
 
-    /// The one-hot `N × K` assignment matrix Z of the training rows.
-    pub fn z(&self) -> RowMatrix {
-        one_hot(&self.run.labels, self.k())
-    }
-
-    /// The nearest mean of each row of `x` (Euclidean).
+    /// The nearest mean of each row of `x` (Euclidean; ties to the lowest index).
     ///
-    /// # Panics
-    /// When `x` has a different number of columns than the training data.
-    #[track_caller]
-    pub fn predict(&self, x: &RowMatrix) -> Vec<usize> {
-        assert_eq!(
-            x.n_cols(),
-            self.run.means.n_cols(),
-            "wrong number of columns"
-        );
+    /// Fails when `x` does not have the model's number of columns or holds a non-finite value.
+    pub fn predict(&self, x: &RowMatrix) -> Result<Vec<usize>, FitError> {
+        check_new_rows(x, self.run.means.n_cols())?;
+        if x.n_rows() == 0 {
+            return Ok(Vec::new());
+        }
         // Far from the origin the GEMM distances cancel; translate data and means together.
         let means = &self.run.means;
         let nearest = match centred_on_means(x, means) {
             Some((xc, mc)) => nearest_rows(&xc, &row_sq_norms(&xc), &mc, &row_sq_norms(&mc)),
             None => nearest_rows(x, &row_sq_norms(x), means, &row_sq_norms(means)),
         };
-        nearest.into_iter().map(|nr| nr.label).collect()
+        Ok(nearest.into_iter().map(|nr| nr.label).collect())
     }
 
     /// Squared distance of each row of `x` to each mean (`N × K`).
-    #[track_caller]
-    pub fn transform(&self, x: &RowMatrix) -> RowMatrix {
-        assert_eq!(
-            x.n_cols(),
-            self.run.means.n_cols(),
-            "wrong number of columns"
-        );
+    ///
+    /// Fails when `x` does not have the model's number of columns or holds a non-finite value.
+    pub fn transform(&self, x: &RowMatrix) -> Result<RowMatrix, FitError> {
+        check_new_rows(x, self.run.means.n_cols())?;
         let k = self.k();
         let mut out = RowMatrix::zeros(x.n_rows(), k);
         for n in 0..x.n_rows() {
@@ -130,15 +94,42 @@ impl Clustering {
                 out.row_mut(n)[j] = sq_dist(x.row(n), self.run.means.row(j));
             }
         }
-        out
+        Ok(out)
     }
 }
 
-/// The one-hot `N × K` matrix of a labelling.
-pub fn one_hot(labels: &[usize], k: usize) -> RowMatrix {
-    let mut z = RowMatrix::zeros(labels.len(), k);
-    for (n, &c) in labels.iter().enumerate() {
-        z.row_mut(n)[c] = 1.0;
+impl Model for Clustering {
+    fn z(&self) -> BinaryMatrix {
+        BinaryMatrix::one_hot(&self.run.labels, self.k())
     }
-    z
+
+    /// Cluster means, one row per cluster.
+    fn means(&self) -> &RowMatrix {
+        &self.run.means
+    }
+
+    fn objective(&self) -> f64 {
+        self.run.objective
+    }
+
+    fn trace(&self) -> &[f64] {
+        &self.run.trace
+    }
+
+    fn n_iter(&self) -> usize {
+        self.run.n_iter
+    }
+
+    fn stop(&self) -> Stop {
+        if self.run.converged {
+            Stop::Converged
+        } else {
+            Stop::IterationCap
+        }
+    }
+
+    /// One-hot [`predict`](Clustering::predict).
+    fn predict_z(&self, x: &RowMatrix) -> Result<BinaryMatrix, FitError> {
+        Ok(BinaryMatrix::one_hot(&self.predict(x)?, self.k()))
+    }
 }

@@ -6,7 +6,7 @@
 //! eight (`DENSE_FRACTION`). The choice depends on the block's contents only, so results
 //! stay the same for any thread count.
 
-use super::zmat::ZMat;
+use super::zmat::BinaryMatrix;
 use crate::RowMatrix;
 use crate::linalg::{GEMM_ROWS, axpy, sq_norm};
 use faer::linalg::matmul::matmul;
@@ -17,7 +17,7 @@ const DENSE_FRACTION: usize = 8;
 
 /// Rows `s..e` of `z` as 0.0/1.0 values (row-major `(e − s) × K`) in `buf`; returns the
 /// number of ones.
-fn z_block(z: &ZMat, s: usize, e: usize, buf: &mut Vec<f64>) -> usize {
+fn z_block(z: &BinaryMatrix, s: usize, e: usize, buf: &mut Vec<f64>) -> usize {
     let k = z.k();
     buf.clear();
     buf.reserve((e - s) * k);
@@ -63,7 +63,13 @@ pub(crate) fn add_ztx_rows(xb: &[f64], zb: &[u8], k: usize, out: &mut RowMatrix)
 
 /// Σ_{n ∈ s..e} ‖x_n − z_n A‖², the residual formed explicitly (no cancellation-prone
 /// expansion), `GEMM_ROWS` rows at a time.
-pub(crate) fn residual_ss_block(x: &RowMatrix, z: &ZMat, a: &RowMatrix, s: usize, e: usize) -> f64 {
+pub(crate) fn residual_ss_block(
+    x: &RowMatrix,
+    z: &BinaryMatrix,
+    a: &RowMatrix,
+    s: usize,
+    e: usize,
+) -> f64 {
     let (k, d) = (z.k(), x.n_cols());
     let mut buf = Vec::new();
     let mut prod = Vec::new();
@@ -99,7 +105,7 @@ mod tests {
     use super::*;
 
     /// Z with the given density pattern, X and A with irregular values.
-    fn problem(n: usize, k: usize, d: usize, every: usize) -> (RowMatrix, ZMat, RowMatrix) {
+    fn problem(n: usize, k: usize, d: usize, every: usize) -> (RowMatrix, BinaryMatrix, RowMatrix) {
         let x = RowMatrix::new(
             n,
             d,
@@ -110,7 +116,7 @@ mod tests {
             d,
             (0..k * d).map(|i| ((i * 7 % 11) as f64) / 3.0).collect(),
         );
-        let mut z = ZMat::zeros(n, k);
+        let mut z = BinaryMatrix::zeros(n, k);
         for i in 0..n {
             for c in 0..k {
                 z.row_mut(i)[c] = u8::from((i * 5 + c * 3) % every == 0);
@@ -153,7 +159,7 @@ mod tests {
     #[test]
     fn no_features_leave_the_data_as_residual() {
         let (x, _, _) = problem(10, 1, 3, 2);
-        let z = ZMat::zeros(10, 0);
+        let z = BinaryMatrix::zeros(10, 0);
         let a = RowMatrix::zeros(0, 3);
         let want: f64 = x.rows().map(sq_norm).sum();
         assert_eq!(residual_ss_block(&x, &z, &a, 0, 10), want);

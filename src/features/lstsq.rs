@@ -12,7 +12,7 @@
 //! ZᵀZ and ZᵀX are summed over fixed row blocks in block order (thread-count independent).
 
 use super::dense::add_ztx_rows;
-use super::zmat::ZMat;
+use super::zmat::BinaryMatrix;
 use crate::RowMatrix;
 use crate::linalg::{BLOCK_ROWS, axpy, ordered_block_reduce};
 
@@ -28,19 +28,19 @@ pub struct LeastSquares {
     pub dependent: Vec<usize>,
 }
 
-/// Solves (ZᵀZ) A = ZᵀX for a 0/1 matrix `z` (`N × K`) and data `x` (`N × D`), surviving
+/// Solves (ZᵀZ) A = ZᵀX for a binary `z` (`N × K`) and data `x` (`N × D`), surviving
 /// singular ZᵀZ as described in the module documentation.
 ///
 /// # Panics
 /// When `z` and `x` have different numbers of rows.
 #[track_caller]
-pub fn least_squares_means(x: &RowMatrix, z: &RowMatrix) -> LeastSquares {
+pub fn least_squares_means(x: &RowMatrix, z: &BinaryMatrix) -> LeastSquares {
     assert_eq!(x.n_rows(), z.n_rows(), "Z and X differ in N");
-    least_squares(x, &ZMat::from_row_matrix(z))
+    least_squares(x, z)
 }
 
 /// ZᵀZ (`K × K`, row-major) and ZᵀX (`K × D`).
-pub(crate) fn normal_equations(x: &RowMatrix, z: &ZMat) -> (Vec<f64>, RowMatrix) {
+pub(crate) fn normal_equations(x: &RowMatrix, z: &BinaryMatrix) -> (Vec<f64>, RowMatrix) {
     let (k, d) = (z.k(), x.n_cols());
     let mut acc = NormalSums::zeros(k, d);
     ordered_block_reduce(
@@ -132,7 +132,7 @@ fn ztz_counts(zb: &[u8], k: usize) -> Vec<f64> {
     m
 }
 
-pub(crate) fn least_squares(x: &RowMatrix, z: &ZMat) -> LeastSquares {
+pub(crate) fn least_squares(x: &RowMatrix, z: &BinaryMatrix) -> LeastSquares {
     let (ztz, ztx) = normal_equations(x, z);
     solve_normal(&ztz, ztx)
 }
@@ -145,7 +145,11 @@ const RSS_EXPANSION_FLOOR: f64 = 1e-3;
 /// pass over the data: ‖X‖²_F − 2⟨ZᵀX, Â⟩ + ⟨ZᵀZ, Â Âᵀ⟩ from the normal equations
 /// (`x_sq` = ‖X‖²_F). The expansion loses about ε·‖X‖²_F, so when the residual is below
 /// `RSS_EXPANSION_FLOOR`·‖X‖²_F (as on noise-free data) it is formed explicitly instead.
-pub(crate) fn least_squares_and_rss(x: &RowMatrix, z: &ZMat, x_sq: f64) -> (LeastSquares, f64) {
+pub(crate) fn least_squares_and_rss(
+    x: &RowMatrix,
+    z: &BinaryMatrix,
+    x_sq: f64,
+) -> (LeastSquares, f64) {
     let (ztz, ztx) = normal_equations(x, z);
     solve_with_rss(&ztz, &ztx, x_sq, x, z)
 }
@@ -156,7 +160,7 @@ pub(crate) fn solve_with_rss(
     ztx: &RowMatrix,
     x_sq: f64,
     x: &RowMatrix,
-    z: &ZMat,
+    z: &BinaryMatrix,
 ) -> (LeastSquares, f64) {
     let ls = solve_normal(ztz, ztx.clone());
     let k = z.k();
@@ -279,7 +283,8 @@ mod tests {
     }
 
     /// Zᵀ(X − Z Â) = 0: the normal equations hold, so Â is a least-squares solution.
-    fn assert_normal_equations(x: &RowMatrix, z: &RowMatrix, a: &RowMatrix) {
+    fn assert_normal_equations(x: &RowMatrix, z: &BinaryMatrix, a: &RowMatrix) {
+        let z = z.to_row_matrix();
         for k in 0..z.n_cols() {
             for dd in 0..x.n_cols() {
                 let mut g = 0.0;
@@ -296,7 +301,7 @@ mod tests {
     #[test]
     fn full_rank_matches_the_normal_equations() {
         let x = data();
-        let z = RowMatrix::from_rows(&[[1.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0]]);
+        let z = BinaryMatrix::from_rows(&[[1, 0], [1, 1], [0, 1], [1, 0], [0, 1]]);
         let ls = least_squares_means(&x, &z);
         assert!(ls.dependent.is_empty());
         assert_normal_equations(&x, &z, &ls.a);
@@ -305,18 +310,17 @@ mod tests {
     #[test]
     fn duplicate_and_sum_of_others_columns_are_dropped() {
         let x = data();
-        let base =
-            RowMatrix::from_rows(&[[1.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0]]);
+        let base = BinaryMatrix::from_rows(&[[1, 0], [1, 1], [0, 1], [1, 0], [0, 1]]);
         let reduced = least_squares_means(&x, &base);
         let rss = sum_of_squares(&x, &base, &reduced.a);
         // Duplicate column (col 2 = col 0), an empty column (3), and with disjoint supports
         // a column that is the sum of two others (col 4 = col 5 + col 6 on rows {0,3} ∪ {2}).
-        let z = RowMatrix::from_rows(&[
-            [1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0],
-            [1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0],
-            [0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 1.0],
-            [1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0],
-            [0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+        let z = BinaryMatrix::from_rows(&[
+            [1, 0, 1, 0, 1, 1, 0],
+            [1, 1, 1, 0, 0, 0, 0],
+            [0, 1, 0, 0, 1, 0, 1],
+            [1, 0, 1, 0, 1, 1, 0],
+            [0, 1, 0, 0, 0, 0, 0],
         ]);
         let ls = least_squares_means(&x, &z);
         assert_eq!(ls.dependent, vec![2, 3, 6]);
@@ -327,13 +331,7 @@ mod tests {
         // The columns span more than `base`, so the residual cannot be larger.
         assert!(sum_of_squares(&x, &z, &ls.a) <= rss + 1e-12);
         // Only duplicated columns: exactly the residual of the reduced problem.
-        let dup = RowMatrix::from_rows(&[
-            [1.0, 0.0, 1.0],
-            [1.0, 1.0, 1.0],
-            [0.0, 1.0, 0.0],
-            [1.0, 0.0, 1.0],
-            [0.0, 1.0, 0.0],
-        ]);
+        let dup = BinaryMatrix::from_rows(&[[1, 0, 1], [1, 1, 1], [0, 1, 0], [1, 0, 1], [0, 1, 0]]);
         let ls = least_squares_means(&x, &dup);
         assert_eq!(ls.dependent, vec![2]);
         assert!((sum_of_squares(&x, &dup, &ls.a) - rss).abs() < 1e-12);

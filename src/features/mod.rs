@@ -26,3 +26,4 @@ pub use params::{
     StepwiseKFeatures,
 };
 pub use seeding::FeatureSeeding;
+pub use zmat::BinaryMatrix;

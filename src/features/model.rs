@@ -2,9 +2,11 @@
 //! assignment of features to new rows.
 
 use super::kernels::{best_row_exact, descend_row, gram};
-use super::zmat::ZMat;
+use super::zmat::BinaryMatrix;
 use crate::RowMatrix;
-use crate::linalg::{BLOCK_ROWS, axpy, for_each_block, gemm_xat};
+use crate::error::FitError;
+use crate::linalg::{BLOCK_ROWS, for_each_block, gemm_xat};
+use crate::model::{Model, Stop, check_new_rows};
 use crate::restarts::{Best, RunOutcome};
 use std::sync::Mutex;
 
@@ -13,9 +15,10 @@ use std::sync::Mutex;
 pub const EXACT_ROW_MAX_K: usize = 12;
 
 /// What one run of a feature algorithm returns.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Debug)]
 pub(crate) struct FeatureRun {
-    pub z: ZMat,
+    pub z: BinaryMatrix,
     pub a: RowMatrix,
     /// The algorithm's objective at (Z, A), recomputed from them.
     pub objective: f64,
@@ -32,6 +35,7 @@ impl RunOutcome for FeatureRun {
 
 /// A fitted feature allocation: the best of the restarts, with the objective of every
 /// restart.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Debug)]
 pub struct FeatureModel {
     run: FeatureRun,
@@ -71,41 +75,6 @@ impl FeatureModel {
         &self.objective_by_k
     }
 
-    /// The `N × K` 0/1 feature allocation Z of the training rows.
-    pub fn z(&self) -> RowMatrix {
-        self.run.z.to_row_matrix()
-    }
-
-    /// The feature means A, `K × D` (for collapsed BP-means the least-squares (ZᵀZ)⁻¹ZᵀX).
-    pub fn a(&self) -> &RowMatrix {
-        &self.run.a
-    }
-
-    /// Number of features K.
-    pub fn k(&self) -> usize {
-        self.run.a.n_rows()
-    }
-
-    /// The objective of the returned Z and A, as defined for the algorithm.
-    pub fn objective(&self) -> f64 {
-        self.run.objective
-    }
-
-    /// Iterations (sweeps) of the winning run.
-    pub fn n_iter(&self) -> usize {
-        self.run.n_iter
-    }
-
-    /// Whether the winning run stopped because Z stopped changing.
-    pub fn converged(&self) -> bool {
-        self.run.converged
-    }
-
-    /// Objective after each iteration of the winning run (non-increasing).
-    pub fn trace(&self) -> &[f64] {
-        &self.run.trace
-    }
-
     /// Index of the winning restart.
     pub fn best_run(&self) -> usize {
         self.best_run
@@ -115,44 +84,72 @@ impl FeatureModel {
     pub fn run_objectives(&self) -> &[f64] {
         &self.run_objectives
     }
+}
 
-    /// The best z for each row of `x` given A: argmin_z ‖x_n − z A‖² (exact for
-    /// K ≤ [`EXACT_ROW_MAX_K`], coordinate descent from z = 0 above). `N × K`, 0/1.
-    ///
-    /// # Panics
-    /// When `x` has a different number of columns than the training data.
-    #[track_caller]
-    pub fn predict(&self, x: &RowMatrix) -> RowMatrix {
-        assert_eq!(x.n_cols(), self.run.a.n_cols(), "wrong number of columns");
-        assign_rows(x, &self.run.a).to_row_matrix()
+impl Model for FeatureModel {
+    fn z(&self) -> BinaryMatrix {
+        self.run.z.clone()
     }
 
-    /// The reconstruction Z A of each row of `x`, with Z from [`predict`](Self::predict).
-    #[track_caller]
-    pub fn transform(&self, x: &RowMatrix) -> RowMatrix {
-        let z = self.predict(x);
-        let mut out = RowMatrix::zeros(x.n_rows(), x.n_cols());
-        for n in 0..x.n_rows() {
-            for k in 0..self.k() {
-                if z.row(n)[k] != 0.0 {
-                    axpy(1.0, self.run.a.row(k), out.row_mut(n));
-                }
-            }
+    /// The feature means A, `K × D` (for collapsed BP-means the least-squares (ZᵀZ)⁻¹ZᵀX).
+    fn means(&self) -> &RowMatrix {
+        &self.run.a
+    }
+
+    fn objective(&self) -> f64 {
+        self.run.objective
+    }
+
+    fn trace(&self) -> &[f64] {
+        &self.run.trace
+    }
+
+    fn n_iter(&self) -> usize {
+        self.run.n_iter
+    }
+
+    fn stop(&self) -> Stop {
+        if self.run.converged {
+            Stop::Converged
+        } else {
+            Stop::IterationCap
         }
-        out
+    }
+
+    /// The best z for each row of `x` given A: argmin_z ‖x_n − z A‖² (exact for
+    /// K ≤ [`EXACT_ROW_MAX_K`], coordinate descent from z = 0 above).
+    fn predict_z(&self, x: &RowMatrix) -> Result<BinaryMatrix, FitError> {
+        check_new_rows(x, self.run.a.n_cols())?;
+        Ok(assign_rows(x, &self.run.a))
     }
 }
 
 /// The best row of Z for every row of `x` given `a`, in parallel over row blocks (each row
 /// alone, so the result does not depend on the thread count).
-pub(crate) fn assign_rows(x: &RowMatrix, a: &RowMatrix) -> ZMat {
+pub(crate) fn assign_rows(x: &RowMatrix, a: &RowMatrix) -> BinaryMatrix {
+    assign_rows_shifted(x, a, None)
+}
+
+/// [`assign_rows`] for the cost ‖x_n − z A‖² − 2 Σ_k z_k s_k: each row's g = A x_n is shifted
+/// by `shift` (s) before its z is chosen. A shift s_k = σ² logit(p_k) makes the chosen z the
+/// most probable one under Gaussian noise of variance σ² and independent priors P(z_k = 1) = p_k.
+pub(crate) fn assign_rows_shifted(
+    x: &RowMatrix,
+    a: &RowMatrix,
+    shift: Option<&[f64]>,
+) -> BinaryMatrix {
     let (n, k) = (x.n_rows(), a.n_rows());
     let gm = gram(a);
-    let out = Mutex::new(ZMat::zeros(n, k));
+    let out = Mutex::new(BinaryMatrix::zeros(n, k));
     for_each_block(n, BLOCK_ROWS, |_, s, e| {
         let b = e - s;
         let mut g = vec![0.0; b * k];
         gemm_xat(&mut g, x.rows_slice(s, e), b, a);
+        if let Some(shift) = shift {
+            for gi in g.chunks_exact_mut(k.max(1)) {
+                gi.iter_mut().zip(shift).for_each(|(v, s)| *v += s);
+            }
+        }
         let mut rows = vec![0u8; b * k];
         for i in 0..b {
             let zi = &mut rows[i * k..(i + 1) * k];

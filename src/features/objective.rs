@@ -1,12 +1,12 @@
 //! The feature-allocation objectives of MAD-Bayes as plain functions, so any (Z, A) can be
-//! scored. Notation (`docs/algorithms.md`): X is `N × D`, Z is `N × K` with entries 0/1, A is
+//! scored. Notation (`docs/algorithms.md`): X is `N × D`, Z is an `N × K` [`BinaryMatrix`], A is
 //! `K × D`, P = λ² the penalty. Residuals are computed directly as x_n − z_n A (never through
 //! ‖x‖² − 2 z·g + zᵀGz), summed over fixed row blocks in block order, so each value is exact
 //! to rounding and bit-identical for any thread count.
 
 use super::dense::residual_ss_block;
 use super::lstsq::least_squares;
-use super::zmat::ZMat;
+use super::zmat::BinaryMatrix;
 use crate::RowMatrix;
 use crate::linalg::{BLOCK_ROWS, axpy, ordered_block_reduce, sq_norm};
 
@@ -15,7 +15,7 @@ use crate::linalg::{BLOCK_ROWS, axpy, ordered_block_reduce, sq_norm};
 /// # Panics
 /// When the shapes disagree.
 #[track_caller]
-pub fn sum_of_squares(x: &RowMatrix, z: &RowMatrix, a: &RowMatrix) -> f64 {
+pub fn sum_of_squares(x: &RowMatrix, z: &BinaryMatrix, a: &RowMatrix) -> f64 {
     assert_eq!(z.n_rows(), x.n_rows(), "Z and X differ in N");
     assert_eq!(
         z.n_cols(),
@@ -23,10 +23,10 @@ pub fn sum_of_squares(x: &RowMatrix, z: &RowMatrix, a: &RowMatrix) -> f64 {
         "Z has K columns, A must have K rows"
     );
     assert_eq!(a.n_cols(), x.n_cols(), "A and X differ in D");
-    residual_ss(x, &ZMat::from_row_matrix(z), a)
+    residual_ss(x, z, a)
 }
 
-pub(crate) fn residual_ss(x: &RowMatrix, z: &ZMat, a: &RowMatrix) -> f64 {
+pub(crate) fn residual_ss(x: &RowMatrix, z: &BinaryMatrix, a: &RowMatrix) -> f64 {
     let mut total = 0.0;
     ordered_block_reduce(
         x.n_rows(),
@@ -52,13 +52,13 @@ pub(crate) fn row_residual(x: &[f64], z: &[u8], a: &RowMatrix, r: &mut [f64]) ->
 /// BP-means objective (MAD-Bayes Eq. 6): ‖X − Z A‖²_F + K·P, K = `a.n_rows()` (every
 /// feature is charged, used or not; K = 0 is allowed).
 #[track_caller]
-pub fn bp_means_objective(x: &RowMatrix, z: &RowMatrix, a: &RowMatrix, penalty: f64) -> f64 {
+pub fn bp_means_objective(x: &RowMatrix, z: &BinaryMatrix, a: &RowMatrix, penalty: f64) -> f64 {
     sum_of_squares(x, z, a) + a.n_rows() as f64 * penalty
 }
 
 /// K-features objective (Eq. 14, K fixed): ‖X − Z A‖²_F.
 #[track_caller]
-pub fn k_features_objective(x: &RowMatrix, z: &RowMatrix, a: &RowMatrix) -> f64 {
+pub fn k_features_objective(x: &RowMatrix, z: &BinaryMatrix, a: &RowMatrix) -> f64 {
     sum_of_squares(x, z, a)
 }
 
@@ -67,11 +67,10 @@ pub fn k_features_objective(x: &RowMatrix, z: &RowMatrix, a: &RowMatrix) -> f64 
 /// singular ZᵀZ is handled by dropping dependent columns, which leaves Z Â unchanged).
 /// K = `z.n_cols()`: every column is charged.
 #[track_caller]
-pub fn collapsed_bp_means_objective(x: &RowMatrix, z: &RowMatrix, penalty: f64) -> f64 {
+pub fn collapsed_bp_means_objective(x: &RowMatrix, z: &BinaryMatrix, penalty: f64) -> f64 {
     assert_eq!(z.n_rows(), x.n_rows(), "Z and X differ in N");
-    let zm = ZMat::from_row_matrix(z);
-    let ls = least_squares(x, &zm);
-    residual_ss(x, &zm, &ls.a) + z.n_cols() as f64 * penalty
+    let ls = least_squares(x, z);
+    residual_ss(x, z, &ls.a) + z.n_cols() as f64 * penalty
 }
 
 #[cfg(test)]
@@ -81,7 +80,11 @@ mod tests {
     #[test]
     fn hand_computed_values() {
         let x = RowMatrix::from_rows(&[[1.0, 1.0], [3.0, 0.0], [0.0, 2.0]]);
-        let z = RowMatrix::from_rows(&[[1.0, 0.0], [1.0, 1.0], [0.0, 0.0]]);
+        let z = BinaryMatrix::from_row_matrix(&RowMatrix::from_rows(&[
+            [1.0, 0.0],
+            [1.0, 1.0],
+            [0.0, 0.0],
+        ]));
         let a = RowMatrix::from_rows(&[[1.0, 0.0], [1.0, 1.0]]);
         // Residuals: (0, 1), (1, −1), (0, 2) → 1 + 2 + 4 = 7.
         assert_eq!(sum_of_squares(&x, &z, &a), 7.0);
@@ -90,7 +93,7 @@ mod tests {
         // Least squares: a_1 = x_1 = (1, 1), a_2 = x_2 − a_1 = (2, −1); only x_3 is left.
         assert!((collapsed_bp_means_objective(&x, &z, 0.5) - 5.0).abs() < 1e-12);
         // No features: ‖X‖², nothing charged.
-        let none = RowMatrix::zeros(3, 0);
+        let none = BinaryMatrix::zeros(3, 0);
         let empty = RowMatrix::zeros(0, 2);
         assert_eq!(bp_means_objective(&x, &none, &empty, 3.0), 15.0);
     }

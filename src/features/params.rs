@@ -11,6 +11,7 @@ use super::stepwise::stepwise;
 use crate::RowMatrix;
 use crate::error::{FitError, ParamError, check_data, check_penalty};
 use crate::linalg::row_sq_norms;
+use crate::model::Fit;
 use crate::restarts::{Observer, Silent, best_of_runs};
 use rand_chacha::ChaCha8Rng;
 
@@ -25,6 +26,19 @@ pub enum FeatureAlgo {
     KFeatures,
     /// Stepwise K-features (§5).
     StepwiseKFeatures,
+}
+
+impl FeatureAlgo {
+    /// The name the command line uses: `bp-means`, `collapsed-bp-means`, `k-features`,
+    /// `stepwise-k-features`.
+    pub fn name(self) -> &'static str {
+        match self {
+            FeatureAlgo::BpMeans => "bp-means",
+            FeatureAlgo::CollapsedBpMeans => "collapsed-bp-means",
+            FeatureAlgo::KFeatures => "k-features",
+            FeatureAlgo::StepwiseKFeatures => "stepwise-k-features",
+        }
+    }
 }
 
 /// Entry point: `BpMeans::params(penalty)`.
@@ -82,7 +96,7 @@ pub struct FeatureValidParams {
     pub(crate) max_iter: usize,
     pub(crate) seed: u64,
     pub(crate) seeding: FeatureSeeding,
-    pub(crate) exact_max_k: usize,
+    pub(crate) exact_max_k: Option<usize>,
     pub(crate) refine: bool,
 }
 
@@ -96,7 +110,7 @@ impl FeatureParams {
             max_iter: 300,
             seed: 0,
             seeding: FeatureSeeding::BaseFeature,
-            exact_max_k: EXACT_ROW_MAX_K,
+            exact_max_k: None,
             refine: false,
         })
     }
@@ -129,7 +143,7 @@ impl FeatureParams {
     /// K-features and collapsed BP-means: largest K for which each row is chosen by exact enumeration of its 2^K
     /// values (default 12, at most 24); above it, coordinate descent.
     pub fn exact_max_k(mut self, k: usize) -> Self {
-        self.0.exact_max_k = k.min(24);
+        self.0.exact_max_k = Some(k.min(24));
         self
     }
     /// BP-means only, beyond the paper: after each run converges, try removing a feature or
@@ -156,7 +170,29 @@ impl FeatureParams {
         if p.max_iter == 0 {
             return Err(ParamError::NoIterations);
         }
+        let not_applicable = |option| ParamError::NotApplicable {
+            option,
+            algo: p.algo.name(),
+        };
+        if p.refine && p.algo != FeatureAlgo::BpMeans {
+            return Err(not_applicable("refine"));
+        }
+        if p.exact_max_k.is_some() && p.algo == FeatureAlgo::BpMeans {
+            return Err(not_applicable("exact-max-k"));
+        }
         Ok(p)
+    }
+}
+
+impl Fit for FeatureValidParams {
+    type Model = FeatureModel;
+
+    fn fit_observed(
+        &self,
+        x: &RowMatrix,
+        observer: &dyn Observer,
+    ) -> Result<FeatureModel, FitError> {
+        self.fit_with(x, observer)
     }
 }
 
@@ -164,6 +200,11 @@ impl FeatureValidParams {
     /// The algorithm.
     pub fn algo(&self) -> FeatureAlgo {
         self.algo
+    }
+
+    /// Largest K whose rows are chosen by exact enumeration.
+    fn exact_k(&self) -> usize {
+        self.exact_max_k.unwrap_or(EXACT_ROW_MAX_K)
     }
 
     /// Fits on `x`: R restarts in parallel on the current rayon pool, the best returned.
@@ -207,7 +248,7 @@ impl FeatureValidParams {
                 let best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
                     let target = SeedTarget::Penalty { penalty, k_max };
                     let (z, _) = seed_features(x, self.seeding, target, rng);
-                    collapsed_bp_means_run(x, penalty, k_max, self.max_iter, self.exact_max_k, z)
+                    collapsed_bp_means_run(x, penalty, k_max, self.max_iter, self.exact_k(), z)
                 });
                 FeatureModel::from_best(best)
             }
@@ -234,6 +275,6 @@ impl FeatureValidParams {
         rng: &mut ChaCha8Rng,
     ) -> FeatureRun {
         let (z, a) = seed_features(x, self.seeding, SeedTarget::Fixed(k), rng);
-        k_features_run(x, self.max_iter, self.exact_max_k, z, a)
+        k_features_run(x, self.max_iter, self.exact_k(), z, a)
     }
 }

@@ -14,7 +14,7 @@ use super::kernels::{best_row_exact, descend_row, gram, row_cost};
 use super::lstsq::least_squares;
 use super::model::{EXACT_ROW_MAX_K, FeatureRun};
 use super::objective::residual_ss;
-use super::zmat::ZMat;
+use super::zmat::BinaryMatrix;
 use crate::RowMatrix;
 use crate::linalg::dot;
 
@@ -47,15 +47,15 @@ pub(crate) fn refine_bp_means(
 /// objective below `current`, as the new (Z, A).
 fn best_move(
     x: &RowMatrix,
-    z: &ZMat,
+    z: &BinaryMatrix,
     a: &RowMatrix,
     penalty: f64,
     current: f64,
-) -> Option<(ZMat, RowMatrix)> {
+) -> Option<(BinaryMatrix, RowMatrix)> {
     let k = z.k();
     let tol = 1e-12 * current.abs().max(1.0);
     let objective =
-        |zc: &ZMat, ac: &RowMatrix| residual_ss(x, zc, ac) + ac.n_rows() as f64 * penalty;
+        |zc: &BinaryMatrix, ac: &RowMatrix| residual_ss(x, zc, ac) + ac.n_rows() as f64 * penalty;
     for j in 0..k {
         let mut keep = vec![true; k];
         keep[j] = false;
@@ -85,12 +85,12 @@ fn best_move(
 /// columns, solve A by least squares, let the `affected` rows take their best z, re-solve A.
 fn apply(
     x: &RowMatrix,
-    z: &ZMat,
+    z: &BinaryMatrix,
     a: &RowMatrix,
     keep: &[bool],
     merge: Option<(usize, usize)>,
     affected: &[usize],
-) -> (ZMat, RowMatrix) {
+) -> (BinaryMatrix, RowMatrix) {
     let mut zc = z.clone();
     if let Some((i, j)) = merge {
         for n in affected {

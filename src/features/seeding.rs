@@ -12,7 +12,7 @@
 //! feature is kept only while it lowers the BP-means objective ‖X − ZA‖² + K·P, i.e. while its
 //! total error reduction exceeds P; the first draw that does not stops the seeding.
 
-use super::zmat::ZMat;
+use super::zmat::BinaryMatrix;
 use crate::RowMatrix;
 use crate::linalg::{mean_row, sq_dist, sq_norm};
 use crate::restarts::draw_weighted;
@@ -44,9 +44,9 @@ pub(crate) fn seed_features(
     form: FeatureSeeding,
     target: SeedTarget,
     rng: &mut ChaCha8Rng,
-) -> (ZMat, RowMatrix) {
+) -> (BinaryMatrix, RowMatrix) {
     let (n, d) = (x.n_rows(), x.n_cols());
-    let mut z = ZMat::zeros(n, 0);
+    let mut z = BinaryMatrix::zeros(n, 0);
     let mut a = RowMatrix::zeros(0, d);
     let mut resid = x.clone();
     let (limit, penalty) = match target {

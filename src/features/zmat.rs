@@ -1,19 +1,31 @@
-//! A dense binary feature-allocation matrix Z (`N × K`, one byte per entry) whose columns can
-//! be appended, dropped and merged cheaply. Row `n` is the slice `z_n ∈ {0,1}^K`.
+//! The binary assignment matrix Z (`N × K`, one byte per entry) that every model returns
+//! (one-hot for clusterings), whose columns the feature algorithms append, drop and merge
+//! cheaply. Row `n` is the slice `z_n ∈ {0,1}^K`.
 
 use crate::RowMatrix;
 
-/// Binary `N × K` matrix, row-major with a row stride (`cap ≥ K`) that grows by doubling, so
-/// appending a column during a sweep costs amortised O(N).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct ZMat {
+/// A binary `N × K` matrix: row `n` says which of the K clusters or features row `n` of the
+/// data holds (entries 0 or 1, one byte each).
+///
+/// Storage is row-major with a row stride (`cap ≥ K`) that grows by doubling, so appending a
+/// column during a sweep costs amortised O(N).
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(
+    feature = "serde",
+    serde(
+        try_from = "crate::serde_forms::BinaryForm",
+        into = "crate::serde_forms::BinaryForm"
+    )
+)]
+#[derive(Clone, Debug)]
+pub struct BinaryMatrix {
     n: usize,
     k: usize,
     cap: usize,
     data: Vec<u8>,
 }
 
-impl ZMat {
+impl BinaryMatrix {
     /// An `n × k` matrix of zeros.
     pub fn zeros(n: usize, k: usize) -> Self {
         let cap = k.max(4);
@@ -47,11 +59,65 @@ impl ZMat {
         out
     }
 
-    pub fn n(&self) -> usize {
+    /// Builds a matrix from equal-length rows of 0s and 1s.
+    ///
+    /// # Panics
+    /// When the rows differ in length or hold a value other than 0 or 1.
+    #[track_caller]
+    pub fn from_rows<R: AsRef<[u8]>>(rows: &[R]) -> Self {
+        let k = rows.first().map_or(0, |r| r.as_ref().len());
+        let mut z = Self::zeros(rows.len(), k);
+        for (n, r) in rows.iter().enumerate() {
+            let r = r.as_ref();
+            assert_eq!(r.len(), k, "BinaryMatrix::from_rows: ragged rows");
+            assert!(
+                r.iter().all(|&v| v <= 1),
+                "BinaryMatrix::from_rows: entries must be 0 or 1"
+            );
+            z.row_mut(n).copy_from_slice(r);
+        }
+        z
+    }
+
+    /// The one-hot matrix of a labelling: row n has its 1 in column `labels[n]`.
+    ///
+    /// # Panics
+    /// When a label is not below `k`.
+    #[track_caller]
+    pub fn one_hot(labels: &[usize], k: usize) -> Self {
+        let mut z = Self::zeros(labels.len(), k);
+        for (n, &c) in labels.iter().enumerate() {
+            z.row_mut(n)[c] = 1;
+        }
+        z
+    }
+
+    /// Number of rows N.
+    pub fn n_rows(&self) -> usize {
         self.n
     }
 
-    pub fn k(&self) -> usize {
+    /// Number of columns K.
+    pub fn n_cols(&self) -> usize {
+        self.k
+    }
+
+    /// Entry (n, k) as a bool.
+    #[inline]
+    pub fn get(&self, n: usize, k: usize) -> bool {
+        self.row(n)[k] != 0
+    }
+
+    /// Iterates over the rows.
+    pub fn rows(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
+        (0..self.n).map(move |i| self.row(i))
+    }
+
+    pub(crate) fn n(&self) -> usize {
+        self.n
+    }
+
+    pub(crate) fn k(&self) -> usize {
         self.k
     }
 
@@ -61,14 +127,21 @@ impl ZMat {
         &self.data[n * self.cap..n * self.cap + self.k]
     }
 
-    /// Row `n`, mutable (length K).
+    /// Sets entry (n, k).
+    #[inline]
+    pub fn set(&mut self, n: usize, k: usize, on: bool) {
+        self.row_mut(n)[k] = u8::from(on);
+    }
+
+    /// Row `n`, mutable (length K). Write 0 or 1: any other value counts as 1 where entries
+    /// are read, but equality compares bytes.
     #[inline]
     pub fn row_mut(&mut self, n: usize) -> &mut [u8] {
         &mut self.data[n * self.cap..n * self.cap + self.k]
     }
 
     /// Appends an all-zero column and returns its index.
-    pub fn push_col(&mut self) -> usize {
+    pub(crate) fn push_col(&mut self) -> usize {
         if self.k == self.cap {
             let cap = 2 * self.cap;
             let mut data = vec![0u8; self.n * cap];
@@ -94,7 +167,7 @@ impl ZMat {
     }
 
     /// Keeps the columns with `keep[k]`, in order.
-    pub fn retain_cols(&mut self, keep: &[bool]) {
+    pub(crate) fn retain_cols(&mut self, keep: &[bool]) {
         assert_eq!(keep.len(), self.k);
         let cols: Vec<usize> = (0..self.k).filter(|&c| keep[c]).collect();
         for n in 0..self.n {
@@ -115,13 +188,22 @@ impl ZMat {
     }
 }
 
+/// Equal when the shapes and every entry agree (whatever the spare capacity of each row).
+impl PartialEq for BinaryMatrix {
+    fn eq(&self, other: &Self) -> bool {
+        self.n == other.n && self.k == other.k && self.rows().eq(other.rows())
+    }
+}
+
+impl Eq for BinaryMatrix {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn columns_grow_and_shrink() {
-        let mut z = ZMat::zeros(3, 0);
+        let mut z = BinaryMatrix::zeros(3, 0);
         for c in 0..9 {
             let k = z.push_col();
             assert_eq!(k, c);
@@ -135,8 +217,13 @@ mod tests {
         assert_eq!(z.k(), 6);
         assert_eq!(z.row(0), &[0; 6]);
         assert_eq!(z.row(1), &[1, 0, 1, 0, 1, 0]);
-        let back = ZMat::from_row_matrix(&z.to_row_matrix());
+        let back = BinaryMatrix::from_row_matrix(&z.to_row_matrix());
         assert_eq!(back.to_row_matrix(), z.to_row_matrix());
+        // Equality ignores the spare capacity: `z` grew to a stride of 16, `back` has 6.
+        assert_eq!(back, z);
+        let mut other = back.clone();
+        other.set(0, 5, true);
+        assert_ne!(other, z);
         assert_eq!(back.col(0), vec![0, 1, 0]);
     }
 }

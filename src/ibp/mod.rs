@@ -33,5 +33,5 @@ pub use meibp::{
 pub use missing::{ColumnPosteriors, HiddenScore};
 pub use model::{APosterior, a_posterior, collapsed_log_lik, log_ibp_prior};
 pub use params::{
-    IbpFit, IbpKind, IbpParamError, IbpParams, IbpSampler, IbpTraceRecord, IbpValidParams, data_std,
+    IbpFit, IbpKind, IbpParams, IbpSampler, IbpTraceRecord, IbpValidParams, data_std,
 };

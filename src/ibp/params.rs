@@ -11,15 +11,19 @@ use super::model::{a_posterior, collapsed_log_lik, log_ibp_prior};
 use super::semi::SemiCollapsed;
 use super::state::Feats;
 use crate::RowMatrix;
-use crate::error::{FitError, check_data};
+use crate::error::{FitError, ParamError, check_data};
 use crate::eval::HiddenEntries;
+use crate::features::BinaryMatrix;
+use crate::features::model::assign_rows_shifted;
 use crate::generate::ibp_restaurant;
+use crate::model::{Fit, Model, Stop, check_new_rows};
+use crate::restarts::Observer;
 use crate::restarts::run_rng;
 use rand_chacha::ChaCha8Rng;
 use std::time::Instant;
-use thiserror::Error;
 
 /// Which IBP sampler to run.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IbpKind {
     /// Collapsed Gibbs (G&G 2006; D-V&G §3), A integrated out, rank-one updates.
@@ -30,26 +34,15 @@ pub enum IbpKind {
     Accelerated,
 }
 
-/// A parameter of an IBP sampler breaks a rule that holds whatever the data.
-#[derive(Clone, Debug, Error, PartialEq)]
-pub enum IbpParamError {
-    /// α, σ_X and σ_A must be positive finite numbers.
-    #[error("{name} must be a positive finite number, got {value}; pass e.g. {name} 1.0")]
-    NotPositive {
-        /// The parameter's name.
-        name: &'static str,
-        /// Its value.
-        value: f64,
-    },
-    /// At least one iteration is needed.
-    #[error("iterations must be at least 1, got 0")]
-    NoIterations,
-    /// The window holds at least one row.
-    #[error("window must be at least 1 row, got 0; the default is 1")]
-    ZeroWindow,
-    /// MEIBP needs room for at least one feature.
-    #[error("k-max must be at least 1, got 0")]
-    ZeroKMax,
+impl IbpKind {
+    /// The name the command line uses: `ibp-gibbs`, `ibp-semicollapsed`, `ibp-accelerated`.
+    pub fn name(self) -> &'static str {
+        match self {
+            IbpKind::Collapsed => "ibp-gibbs",
+            IbpKind::SemiCollapsed => "ibp-semicollapsed",
+            IbpKind::Accelerated => "ibp-accelerated",
+        }
+    }
 }
 
 /// The rules the samplers and MEIBP share, in this order: α, then σ_X and σ_A when given,
@@ -59,12 +52,12 @@ pub(crate) fn check_shared(
     sigma_x: Option<f64>,
     sigma_a: Option<f64>,
     iterations: usize,
-) -> Result<(), IbpParamError> {
+) -> Result<(), ParamError> {
     let positive = |name: &'static str, v: f64| {
         if v.is_finite() && v > 0.0 {
             Ok(())
         } else {
-            Err(IbpParamError::NotPositive { name, value: v })
+            Err(ParamError::NotPositive { name, value: v })
         }
     };
     positive("alpha", alpha)?;
@@ -75,7 +68,7 @@ pub(crate) fn check_shared(
         positive("sigma-a", s)?;
     }
     if iterations == 0 {
-        return Err(IbpParamError::NoIterations);
+        return Err(ParamError::NoIterations);
     }
     Ok(())
 }
@@ -99,7 +92,7 @@ impl IbpSampler {
             sigma_a: None,
             iterations: 1000,
             seed: 0,
-            window: 1,
+            window: None,
             k_new_max: 4,
             refresh: 1,
             resample_alpha: false,
@@ -122,7 +115,7 @@ pub struct IbpValidParams {
     sigma_a: Option<f64>,
     iterations: usize,
     seed: u64,
-    window: usize,
+    window: Option<usize>,
     k_new_max: usize,
     refresh: usize,
     resample_alpha: bool,
@@ -167,9 +160,9 @@ impl IbpParams {
         self.0.seed = s;
         self
     }
-    /// Rows per window of the accelerated sampler (ignored by the others).
+    /// Rows per window of the accelerated sampler (default 1); refused by the others.
     pub fn window(mut self, w: usize) -> Self {
-        self.0.window = w;
+        self.0.window = Some(w);
         self
     }
     /// Truncation of the new-feature step (Eq. 4): at most this many new features per row
@@ -219,17 +212,25 @@ impl IbpParams {
         self
     }
     /// Checks the rules that hold for any data.
-    pub fn check(self) -> Result<IbpValidParams, IbpParamError> {
+    pub fn check(self) -> Result<IbpValidParams, ParamError> {
         let p = self.0;
         check_shared(p.alpha, p.sigma_x, p.sigma_a, p.iterations)?;
-        if p.window == 0 {
-            return Err(IbpParamError::ZeroWindow);
+        match p.window {
+            Some(0) => return Err(ParamError::ZeroWindow),
+            Some(_) if p.kind != IbpKind::Accelerated => {
+                return Err(ParamError::NotApplicable {
+                    option: "window",
+                    algo: p.kind.name(),
+                });
+            }
+            _ => {}
         }
         Ok(p)
     }
 }
 
 /// One record of the trace, taken after each sweep.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct IbpTraceRecord {
     /// Sweep number, from 1.
@@ -251,39 +252,51 @@ pub struct IbpTraceRecord {
 }
 
 /// The state of an IBP chain after its last sweep.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Debug)]
 pub struct IbpFit {
     kind: IbpKind,
-    z: RowMatrix,
+    z: BinaryMatrix,
     a: RowMatrix,
-    trace: Vec<IbpTraceRecord>,
+    records: Vec<IbpTraceRecord>,
+    neg_log_joint: Vec<f64>,
     alpha: f64,
     sigma_x: f64,
     sigma_a: f64,
+    n_train: usize,
 }
 
 impl IbpFit {
+    fn new(
+        kind: IbpKind,
+        z: &RowMatrix,
+        a: RowMatrix,
+        records: Vec<IbpTraceRecord>,
+        h: &Hyper,
+    ) -> Self {
+        Self {
+            kind,
+            z: BinaryMatrix::from_row_matrix(z),
+            a,
+            neg_log_joint: records.iter().map(|r| -r.log_joint).collect(),
+            records,
+            alpha: h.alpha,
+            sigma_x: h.sigma_x,
+            sigma_a: h.sigma_a,
+            n_train: z.n_rows(),
+        }
+    }
     /// The sampler that produced the fit.
     pub fn kind(&self) -> IbpKind {
         self.kind
     }
-    /// The final Z (`N × K`, 0.0/1.0).
-    pub fn z(&self) -> &RowMatrix {
-        &self.z
+    /// One record per sweep: K, the log joint, the hyperparameters and the time spent.
+    pub fn records(&self) -> &[IbpTraceRecord] {
+        &self.records
     }
-    /// The posterior mean of A given the final Z, M⁻¹ZᵀX (`K × D`); after
-    /// [`fit_imputing`](IbpValidParams::fit_imputing), each column's mean given its visible
-    /// entries only ([`ColumnPosteriors::mean_a`]).
-    pub fn a(&self) -> &RowMatrix {
-        &self.a
-    }
-    /// The final number of features.
-    pub fn k(&self) -> usize {
-        self.z.n_cols()
-    }
-    /// One record per sweep.
-    pub fn trace(&self) -> &[IbpTraceRecord] {
-        &self.trace
+    /// log p(X, Z) of the final state (A integrated out, at the final hyperparameters).
+    pub fn log_joint(&self) -> f64 {
+        self.records.last().map_or(f64::NAN, |r| r.log_joint)
     }
     /// The final α (the given one unless resampled).
     pub fn alpha(&self) -> f64 {
@@ -297,6 +310,56 @@ impl IbpFit {
     pub fn sigma_a(&self) -> f64 {
         self.sigma_a
     }
+}
+
+impl Model for IbpFit {
+    /// The final Z (`N × K`).
+    fn z(&self) -> BinaryMatrix {
+        self.z.clone()
+    }
+    /// The posterior mean of A given the final Z, M⁻¹ZᵀX (`K × D`); after
+    /// [`fit_imputing`](IbpValidParams::fit_imputing), each column's mean given its visible
+    /// entries only ([`ColumnPosteriors::mean_a`]).
+    fn means(&self) -> &RowMatrix {
+        &self.a
+    }
+    /// −log p(X, Z) of the final state.
+    fn objective(&self) -> f64 {
+        -self.log_joint()
+    }
+    /// −log p(X, Z) after each sweep.
+    fn trace(&self) -> &[f64] {
+        &self.neg_log_joint
+    }
+    /// Sweeps run.
+    fn n_iter(&self) -> usize {
+        self.records.len()
+    }
+    /// Always [`Stop::Sweeps`]: a chain runs the sweeps it is given.
+    fn stop(&self) -> Stop {
+        Stop::Sweeps
+    }
+    /// The most probable z of each new row given the posterior mean of A, under noise σ_X
+    /// and the training rows' feature frequencies P(z_k = 1) = m_k / (N + 1) (the IBP's
+    /// predictive probability that one more customer takes dish k; new dishes are not opened).
+    fn predict_z(&self, x: &RowMatrix) -> Result<BinaryMatrix, FitError> {
+        check_new_rows(x, self.a.n_cols())?;
+        let shift = frequency_shift(&self.z.col_sums(), self.n_train, self.sigma_x);
+        Ok(assign_rows_shifted(x, &self.a, Some(&shift)))
+    }
+}
+
+/// σ² logit(m_k / (N + 1)) for each feature: the shift of A x_n that turns the least-squares
+/// choice of z into the most probable one under noise σ and priors m_k / (N + 1).
+pub(crate) fn frequency_shift(m: &[usize], n: usize, sigma: f64) -> Vec<f64> {
+    let total = n as f64 + 1.0;
+    m.iter()
+        .map(|&mk| {
+            // A column no training row holds (none survives a fit) counts as held half a time.
+            let p = (mk as f64).max(0.5) / total;
+            sigma * sigma * (p / (1.0 - p)).ln()
+        })
+        .collect()
 }
 
 /// The standard deviation of all entries of X (about their mean).
@@ -334,6 +397,16 @@ impl Chain {
             Chain::Semi(c) => &c.feats,
             Chain::Accelerated(c) => &c.feats,
         }
+    }
+}
+
+impl Fit for IbpValidParams {
+    type Model = IbpFit;
+
+    /// Runs the chain; `observer` hears of every sweep.
+    fn fit_observed(&self, x: &RowMatrix, observer: &dyn Observer) -> Result<IbpFit, FitError> {
+        observer.start(self.iterations);
+        self.fit_with(x, &mut |_, _| observer.run_finished())
     }
 }
 
@@ -412,7 +485,7 @@ impl IbpValidParams {
             (sx, sa) => {
                 let s = visible_std(x, hidden);
                 if s <= 0.0 {
-                    return Err(FitError::TooFewRows(
+                    return Err(FitError::Degenerate(
                         "the data have zero standard deviation, so the default sigma-x and \
                          sigma-a are 0; give both explicitly"
                             .into(),
@@ -452,7 +525,7 @@ impl IbpValidParams {
                 &work,
                 feats,
                 hyper,
-                self.window,
+                self.window.unwrap_or(1),
                 self.refresh,
             )),
         };
@@ -498,15 +571,7 @@ impl IbpValidParams {
             Some(h) => ColumnPosteriors::new(x, h, &z, hyper.sigma_x, hyper.sigma_a).mean_a(),
             None => a_posterior(x, &z, hyper.sigma_x, hyper.sigma_a).mean,
         };
-        Ok(IbpFit {
-            kind: self.kind,
-            z,
-            a,
-            trace,
-            alpha: hyper.alpha,
-            sigma_x: hyper.sigma_x,
-            sigma_a: hyper.sigma_a,
-        })
+        Ok(IbpFit::new(self.kind, &z, a, trace, &hyper))
     }
 }
 
@@ -546,22 +611,61 @@ mod tests {
     use super::*;
 
     #[test]
+    fn new_rows_take_the_most_probable_z_under_the_training_frequencies() {
+        // Two features, held by 3 and 1 of 4 training rows: P(z = 1) = 3/5 and 1/5.
+        let z = RowMatrix::from_rows(&[[1.0, 0.0], [1.0, 1.0], [1.0, 0.0], [0.0, 0.0]]);
+        let a = RowMatrix::from_rows(&[[2.0, 0.0], [0.0, 2.0]]);
+        let hyper = Hyper {
+            alpha: 1.0,
+            sigma_x: 1.0,
+            sigma_a: 1.0,
+            k_new_max: 4,
+        };
+        let record = IbpTraceRecord {
+            iteration: 1,
+            seconds: 0.0,
+            k: 2,
+            log_joint: -1.0,
+            alpha: 1.0,
+            sigma_x: 1.0,
+            sigma_a: 1.0,
+        };
+        let fit = IbpFit::new(IbpKind::Collapsed, &z, a, vec![record], &hyper);
+        // Rows halfway to each feature: least squares ties, so the prior decides: feature 0
+        // (p = 3/5 > 1/2) is taken, feature 1 (p = 1/5) is not.
+        let x = RowMatrix::from_rows(&[[1.0, 0.0], [0.0, 1.0]]);
+        let got = fit.predict_z(&x).unwrap();
+        assert_eq!(got.row(0), &[1, 0]);
+        assert_eq!(got.row(1), &[0, 0]);
+        // Near a feature the likelihood wins over a small prior: (0, 1.9) takes feature 1.
+        let x = RowMatrix::from_rows(&[[0.0, 1.9]]);
+        assert_eq!(fit.predict_z(&x).unwrap().row(0), &[0, 1]);
+        // The shift is σ² logit(m/(N + 1)), and an unheld column counts half a row.
+        let s = frequency_shift(&[3, 1, 0], 4, 2.0);
+        assert!((s[0] - 4.0 * (1.5f64).ln()).abs() < 1e-12);
+        assert!((s[1] - 4.0 * (0.25f64).ln()).abs() < 1e-12);
+        assert!((s[2] - 4.0 * (0.1f64 / 0.9).ln()).abs() < 1e-12);
+        assert_eq!(fit.stop(), Stop::Sweeps);
+        assert_eq!(fit.objective(), 1.0);
+    }
+
+    #[test]
     fn parameter_rules() {
         let base = || IbpSampler::params(IbpKind::Collapsed);
         assert!(base().check().is_ok());
         assert!(matches!(
             base().alpha(0.0).check(),
-            Err(IbpParamError::NotPositive { name: "alpha", .. })
+            Err(ParamError::NotPositive { name: "alpha", .. })
         ));
         assert!(base().sigma_x(f64::NAN).check().is_err());
         assert!(base().sigma_a(-1.0).check().is_err());
         assert_eq!(
             base().iterations(0).check().unwrap_err(),
-            IbpParamError::NoIterations
+            ParamError::NoIterations
         );
         assert_eq!(
             base().window(0).check().unwrap_err(),
-            IbpParamError::ZeroWindow
+            ParamError::ZeroWindow
         );
     }
 
@@ -581,8 +685,8 @@ mod tests {
         let fit = p.fit(&x).unwrap();
         assert!((fit.sigma_x() - 0.25 * s).abs() < 1e-15);
         assert!((fit.sigma_a() - 0.75 * s).abs() < 1e-15);
-        assert_eq!(fit.trace().len(), 3);
-        assert_eq!(fit.a().n_rows(), fit.k());
+        assert_eq!(fit.records().len(), 3);
+        assert_eq!(fit.means().n_rows(), fit.k());
     }
 
     #[test]
@@ -609,11 +713,11 @@ mod tests {
             assert_eq!(a.z(), b.z(), "{kind:?}");
             let same = |r: &IbpTraceRecord| (r.k, r.log_joint.to_bits(), r.sigma_x.to_bits());
             let (ta, tb): (Vec<_>, Vec<_>) = (
-                a.trace().iter().map(same).collect(),
-                b.trace().iter().map(same).collect(),
+                a.records().iter().map(same).collect(),
+                b.records().iter().map(same).collect(),
             );
             assert_eq!(ta, tb, "{kind:?}");
-            assert!(a.trace().iter().all(|r| r.log_joint.is_finite()));
+            assert!(a.records().iter().all(|r| r.log_joint.is_finite()));
             // A plain fit of the NaN data is refused.
             assert!(p.fit(&poisoned).is_err());
         }

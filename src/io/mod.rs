@@ -14,22 +14,26 @@
 //! bit for bit.
 
 mod csv;
+#[cfg(feature = "images")]
 mod idx;
+#[cfg(feature = "images")]
 mod images;
 mod npy;
 mod npy_header;
 
 #[cfg(test)]
 mod csv_tests;
-#[cfg(test)]
+#[cfg(all(test, feature = "images"))]
 mod idx_tests;
-#[cfg(test)]
+#[cfg(all(test, feature = "images"))]
 mod images_tests;
 #[cfg(test)]
 mod npy_tests;
 
 pub use csv::{parse_csv, read_csv};
+#[cfg(feature = "images")]
 pub use idx::{Idx, IdxKind, read_idx};
+#[cfg(feature = "images")]
 pub use images::{
     Image, ImageSet, PixelScale, is_image_name, list_images, natural_cmp, read_image,
     read_image_folder, to_bytes, write_png,
@@ -308,6 +312,14 @@ pub enum ReadError {
         /// Its width × height (colour type).
         first_shape: String,
     },
+    /// An image folder or IDX file was given to a build without the `images` feature.
+    #[error(
+        "{name}: this build of madbayes reads only .csv and .npy files; build it with the `images` feature to read image folders and IDX files"
+    )]
+    NoImageSupport {
+        /// The path.
+        name: String,
+    },
     /// Grey conversion was asked for an input that is not a folder of images.
     #[error("{name}: --grey applies only to a folder of images; drop --grey for this input")]
     GreyNotImages {
@@ -394,15 +406,25 @@ pub fn read_matrix_with(path: &Path, options: ReadOptions) -> Result<RowMatrix, 
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
     let tabular = matches!(ext.as_str(), "csv" | "npy");
-    if !tabular && path.is_dir() {
-        return read_image_folder(path, options.grey).map(|set| set.x);
-    }
-    if options.grey {
-        return Err(ReadError::GreyNotImages { name });
-    }
     let idx = ["-ubyte", "-ubyte.gz", ".idx", ".idx.gz"];
-    if idx.iter().any(|s| lower.ends_with(s)) {
-        return read_idx(path).map(|idx| idx.x);
+    let is_idx = idx.iter().any(|s| lower.ends_with(s));
+    #[cfg(feature = "images")]
+    {
+        if !tabular && path.is_dir() {
+            return read_image_folder(path, options.grey).map(|set| set.x);
+        }
+        if options.grey {
+            return Err(ReadError::GreyNotImages { name });
+        }
+        if is_idx {
+            return read_idx(path).map(|idx| idx.x);
+        }
+    }
+    #[cfg(not(feature = "images"))]
+    {
+        if (!tabular && path.is_dir()) || is_idx || options.grey {
+            return Err(ReadError::NoImageSupport { name });
+        }
     }
     match ext.as_str() {
         "csv" => read_csv(path),

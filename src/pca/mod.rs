@@ -35,6 +35,7 @@ use faer::{Accum, MatMut, MatRef, Par};
 use thiserror::Error;
 
 /// How the components are computed (see the module doc).
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PcaMethod {
     /// Randomized for large data with few components, Gram when N ≪ D, else Svd.
@@ -185,6 +186,7 @@ impl PcaParams {
 }
 
 /// A fitted PCA: mean, components and explained variances.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Debug)]
 pub struct Pca {
     mean: Vec<f64>,

@@ -1,10 +1,10 @@
 //! Helpers shared by the feature tests (included with `#[path]`, not a test of its own).
 #![allow(dead_code)]
 
-use madbayes::RowMatrix;
 use madbayes::features::least_squares_means;
 use madbayes::features::objective::sum_of_squares;
 use madbayes::generate::{FeatureData, block_images};
+use madbayes::{BinaryMatrix, RowMatrix};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::path::{Path, PathBuf};
@@ -20,7 +20,8 @@ pub fn dvg_block_images(n: usize, seed: u64) -> FeatureData {
 /// The noise level of generated data: sqrt(‖X − Z A‖² / (N D)) with the true Z and A.
 pub fn noise_sd(data: &FeatureData) -> f64 {
     let (n, d) = (data.x.n_rows(), data.x.n_cols());
-    (sum_of_squares(&data.x, &data.z, &data.a) / (n * d) as f64).sqrt()
+    let z = BinaryMatrix::from_row_matrix(&data.z);
+    (sum_of_squares(&data.x, &z, &data.a) / (n * d) as f64).sqrt()
 }
 
 /// `../shared/<rel>`. Tests that read it are compiled `#[ignore]` when `../shared/data` is
@@ -57,10 +58,10 @@ pub fn random_data(n: usize, d: usize, seed: u64) -> RowMatrix {
 /// Least-squares residual ‖X − Z Â‖² of the Z whose columns are the given 0/1 bit masks.
 pub fn rss_of_columns(x: &RowMatrix, cols: &[u32]) -> f64 {
     let n = x.n_rows();
-    let mut z = RowMatrix::zeros(n, cols.len());
+    let mut z = BinaryMatrix::zeros(n, cols.len());
     for (k, &mask) in cols.iter().enumerate() {
         for i in 0..n {
-            z.row_mut(i)[k] = f64::from((mask >> i) & 1);
+            z.set(i, k, (mask >> i) & 1 == 1);
         }
     }
     let a = least_squares_means(x, &z).a;
@@ -103,18 +104,19 @@ pub fn best_rss_by_k(x: &RowMatrix, k_max: usize) -> Vec<f64> {
 }
 
 /// Columns of `z` as bit masks over rows (N ≤ 32).
-pub fn column_masks(z: &RowMatrix) -> Vec<u32> {
+pub fn column_masks(z: &BinaryMatrix) -> Vec<u32> {
     (0..z.n_cols())
         .map(|k| {
             (0..z.n_rows())
-                .filter(|&i| z.row(i)[k] != 0.0)
+                .filter(|&i| z.get(i, k))
                 .fold(0u32, |m, i| m | (1 << i))
         })
         .collect()
 }
 
 /// Asserts `a` solves the normal equations for `z` (it is a least-squares A for Z).
-pub fn assert_least_squares(x: &RowMatrix, z: &RowMatrix, a: &RowMatrix) {
+pub fn assert_least_squares(x: &RowMatrix, z: &BinaryMatrix, a: &RowMatrix) {
+    let z = z.to_row_matrix();
     let (n, k, d) = (x.n_rows(), z.n_cols(), x.n_cols());
     let scale = 1.0 + x.as_slice().iter().map(|v| v * v).sum::<f64>();
     for j in 0..k {

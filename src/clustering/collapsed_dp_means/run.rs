@@ -83,7 +83,7 @@ pub fn collapsed_dp_means_run(
     merges: bool,
 ) -> ClusterRun {
     let start = vec![0; x.n_rows()];
-    let mut run = descent_to_run(
+    descent_to_run(
         x,
         descend(
             x,
@@ -98,13 +98,7 @@ pub fn collapsed_dp_means_run(
             },
         ),
         penalty,
-    );
-    // The single-cluster start is the first state of the trace.
-    run.trace.insert(
-        0,
-        collapsed_dp_means_objective(x, &vec![0; x.n_rows()], penalty),
-    );
-    run
+    )
 }
 
 /// Packs a finished descent as a run: means are the exact cluster means.

@@ -6,6 +6,7 @@ use crate::clustering::center::{prepare, shift_means};
 use crate::clustering::collapsed_dp_means::{collapsed_dp_means_run, refine};
 use crate::clustering::model::Clustering;
 use crate::error::{FitError, ParamError, check_data, check_penalty};
+use crate::model::Fit;
 use crate::restarts::{Observer, Silent, best_of_runs, random_permutation};
 use rand_chacha::ChaCha8Rng;
 
@@ -108,6 +109,14 @@ impl DpMeansParams {
             return Err(ParamError::NoIterations);
         }
         Ok(p)
+    }
+}
+
+impl Fit for DpMeansValidParams {
+    type Model = Clustering;
+
+    fn fit_observed(&self, x: &RowMatrix, observer: &dyn Observer) -> Result<Clustering, FitError> {
+        self.fit_with(x, observer)
     }
 }
 

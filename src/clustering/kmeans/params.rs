@@ -5,6 +5,7 @@ use crate::clustering::center::{prepare, shift_means};
 use crate::clustering::model::Clustering;
 use crate::error::{FitError, ParamError, check_data};
 use crate::linalg::axpy;
+use crate::model::Fit;
 use crate::restarts::{Observer, Silent, best_of_runs};
 use crate::{RowMatrix, restarts};
 
@@ -66,6 +67,14 @@ impl KMeansParams {
             return Err(ParamError::NoIterations);
         }
         Ok(p)
+    }
+}
+
+impl Fit for KMeansValidParams {
+    type Model = Clustering;
+
+    fn fit_observed(&self, x: &RowMatrix, observer: &dyn Observer) -> Result<Clustering, FitError> {
+        self.fit_with(x, observer)
     }
 }
 

@@ -4,6 +4,9 @@ use super::chol::Cholesky;
 use super::run::mahalanobis_distances;
 use crate::RowMatrix;
 use crate::clustering::model::{ClusterRun, Clustering};
+use crate::error::FitError;
+use crate::features::BinaryMatrix;
+use crate::model::{Model, Stop, check_new_rows};
 use crate::restarts::{Best, RunOutcome};
 
 /// What one run returns: labels, means, objective and trace, and the K covariances.
@@ -22,6 +25,14 @@ impl RunOutcome for MahalanobisRun {
 }
 
 /// A fitted Mahalanobis clustering: the best of the restarts.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(
+    feature = "serde",
+    serde(
+        try_from = "crate::serde_forms::MahalanobisForm",
+        into = "crate::serde_forms::MahalanobisForm"
+    )
+)]
 #[derive(Clone, Debug)]
 pub struct MahalanobisClustering {
     clustering: Clustering,
@@ -43,22 +54,50 @@ impl MahalanobisClustering {
         if !run.objective.is_finite() {
             return None;
         }
-        let d = run.means.n_cols();
+        let clustering = Clustering::from_best(Best {
+            best: run,
+            best_run,
+            run_objectives,
+        });
+        Self::from_parts(clustering, covariances, penalty, phi).ok()
+    }
+
+    /// Rebuilds a model from its parts, factoring each covariance; fails when the shapes
+    /// disagree or a covariance is not positive definite.
+    pub(crate) fn from_parts(
+        clustering: Clustering,
+        covariances: Vec<RowMatrix>,
+        penalty: f64,
+        phi: f64,
+    ) -> Result<Self, String> {
+        let (k, d) = (clustering.means().n_rows(), clustering.means().n_cols());
+        if covariances.len() != k
+            || covariances
+                .iter()
+                .any(|c| (c.n_rows(), c.n_cols()) != (d, d))
+        {
+            return Err(format!(
+                "a Mahalanobis model of {k} clusters in {d} dimensions needs {k} covariances of {d} × {d}"
+            ));
+        }
         let chols = covariances
             .iter()
             .map(|s| Cholesky::factor(s.as_slice(), d))
-            .collect::<Option<Vec<_>>>()?;
-        Some(Self {
-            clustering: Clustering::from_best(Best {
-                best: run,
-                best_run,
-                run_objectives,
-            }),
+            .collect::<Option<Vec<_>>>()
+            .ok_or("a covariance of the Mahalanobis model is not positive definite")?;
+        Ok(Self {
+            clustering,
             covariances,
             chols,
             penalty,
             phi,
         })
+    }
+
+    /// The parts [`from_parts`](Self::from_parts) takes.
+    #[cfg(feature = "serde")]
+    pub(crate) fn into_parts(self) -> (Clustering, Vec<RowMatrix>, f64, f64) {
+        (self.clustering, self.covariances, self.penalty, self.phi)
     }
 
     /// Labels, means, objective, trace and restart record as a [`Clustering`].
@@ -71,25 +110,9 @@ impl MahalanobisClustering {
         self.clustering.labels()
     }
 
-    /// Cluster means a_k, one row per cluster.
-    pub fn means(&self) -> &RowMatrix {
-        self.clustering.means()
-    }
-
     /// Covariances Σ_k = (S_k + Φ)/P, one `D × D` matrix per cluster.
     pub fn covariances(&self) -> &[RowMatrix] {
         &self.covariances
-    }
-
-    /// Number of clusters.
-    pub fn k(&self) -> usize {
-        self.clustering.k()
-    }
-
-    /// The objective J of the returned labels, means and covariances
-    /// ([`mahalanobis_objective`](super::mahalanobis_objective)).
-    pub fn objective(&self) -> f64 {
-        self.clustering.objective()
     }
 
     /// The penalty P = λ².
@@ -102,21 +125,6 @@ impl MahalanobisClustering {
         self.phi
     }
 
-    /// Iterations of the winning run.
-    pub fn n_iter(&self) -> usize {
-        self.clustering.n_iter()
-    }
-
-    /// Whether the winning run stopped because nothing could move.
-    pub fn converged(&self) -> bool {
-        self.clustering.converged()
-    }
-
-    /// Profile objective after each iteration of the winning run (non-increasing).
-    pub fn trace(&self) -> &[f64] {
-        self.clustering.trace()
-    }
-
     /// Final objective of every restart, in restart order (+∞ for a run whose seed was
     /// singular, possible only with `reg = 0`).
     pub fn run_objectives(&self) -> &[f64] {
@@ -126,12 +134,10 @@ impl MahalanobisClustering {
     /// The cluster of smallest squared Mahalanobis distance (x − a_k)ᵀ Σ_k⁻¹ (x − a_k) for
     /// each row of `x` (ties to the lowest index), as in the assignment step.
     ///
-    /// # Panics
-    /// When `x` has a different number of columns than the training data.
-    #[track_caller]
-    pub fn predict(&self, x: &RowMatrix) -> Vec<usize> {
-        let t = self.transform(x);
-        t.rows()
+    /// Fails when `x` does not have the model's number of columns or holds a non-finite value.
+    pub fn predict(&self, x: &RowMatrix) -> Result<Vec<usize>, FitError> {
+        let t = self.transform(x)?;
+        Ok(t.rows()
             .map(|r| {
                 let mut best = 0;
                 for (j, &v) in r.iter().enumerate() {
@@ -141,17 +147,50 @@ impl MahalanobisClustering {
                 }
                 best
             })
-            .collect()
+            .collect())
     }
 
     /// Squared Mahalanobis distance of each row of `x` to each cluster (`N × K`).
     ///
-    /// # Panics
-    /// When `x` has a different number of columns than the training data.
-    #[track_caller]
-    pub fn transform(&self, x: &RowMatrix) -> RowMatrix {
-        assert_eq!(x.n_cols(), self.means().n_cols(), "wrong number of columns");
+    /// Fails when `x` does not have the model's number of columns or holds a non-finite value.
+    pub fn transform(&self, x: &RowMatrix) -> Result<RowMatrix, FitError> {
+        check_new_rows(x, self.means().n_cols())?;
         let dist = mahalanobis_distances(x, self.means(), &self.chols);
-        RowMatrix::new(x.n_rows(), self.k(), dist)
+        Ok(RowMatrix::new(x.n_rows(), self.k(), dist))
+    }
+}
+
+impl Model for MahalanobisClustering {
+    fn z(&self) -> BinaryMatrix {
+        self.clustering.z()
+    }
+
+    /// Cluster means a_k, one row per cluster.
+    fn means(&self) -> &RowMatrix {
+        self.clustering.means()
+    }
+
+    /// The objective J of the returned labels, means and covariances
+    /// ([`mahalanobis_objective`](super::mahalanobis_objective)).
+    fn objective(&self) -> f64 {
+        self.clustering.objective()
+    }
+
+    /// Profile objective after each iteration of the winning run (non-increasing).
+    fn trace(&self) -> &[f64] {
+        self.clustering.trace()
+    }
+
+    fn n_iter(&self) -> usize {
+        self.clustering.n_iter()
+    }
+
+    fn stop(&self) -> Stop {
+        self.clustering.stop()
+    }
+
+    /// One-hot [`predict`](MahalanobisClustering::predict).
+    fn predict_z(&self, x: &RowMatrix) -> Result<BinaryMatrix, FitError> {
+        Ok(BinaryMatrix::one_hot(&self.predict(x)?, self.k()))
     }
 }

@@ -6,6 +6,7 @@ use super::run::{mahalanobis_run, seed_labels};
 use crate::RowMatrix;
 use crate::error::{FitError, ParamError, check_data, check_penalty};
 use crate::linalg::row_sq_norms;
+use crate::model::Fit;
 use crate::restarts::{Best, Observer, Silent, best_of_runs};
 
 /// Entry point: `Mahalanobis::params(k, penalty)`.
@@ -85,6 +86,18 @@ impl MahalanobisParams {
             return Err(ParamError::NoIterations);
         }
         Ok(p)
+    }
+}
+
+impl Fit for MahalanobisValidParams {
+    type Model = MahalanobisClustering;
+
+    fn fit_observed(
+        &self,
+        x: &RowMatrix,
+        observer: &dyn Observer,
+    ) -> Result<MahalanobisClustering, FitError> {
+        self.fit_with(x, observer)
     }
 }
 
@@ -169,7 +182,7 @@ impl MahalanobisValidParams {
         phi: f64,
     ) -> Result<MahalanobisClustering, FitError> {
         MahalanobisClustering::from_best(best, self.penalty, phi).ok_or_else(|| {
-            FitError::TooFewRows(format!(
+            FitError::Degenerate(format!(
                 "with reg = {} every run met a cluster whose scatter matrix is singular \
                  (duplicate rows, or rows on a hyperplane), where the objective is unbounded \
                  below; set reg > 0 (e.g. 1e-3)",

@@ -23,7 +23,7 @@ use crate::features::kernels::{flip_pass_from, gram, gz_on, ones_of, row_cost_on
 use crate::features::lstsq::{NormalSums, normal_equations, solve_with_rss};
 use crate::features::model::FeatureRun;
 use crate::features::objective::{residual_ss, row_residual};
-use crate::features::zmat::ZMat;
+use crate::features::zmat::BinaryMatrix;
 use crate::linalg::{BLOCK_ROWS, dot, gemm_xat, ordered_block_stream};
 use std::collections::HashMap;
 
@@ -37,7 +37,7 @@ pub(crate) fn bp_means_run(
     penalty: f64,
     k_max: usize,
     max_iter: usize,
-    z0: ZMat,
+    z0: BinaryMatrix,
     a0: RowMatrix,
 ) -> FeatureRun {
     let mut z = z0;
@@ -112,7 +112,7 @@ fn sweep(
     x_norms: &[f64],
     penalty: f64,
     k_max: usize,
-    z: &mut ZMat,
+    z: &mut BinaryMatrix,
     a: &RowMatrix,
 ) -> (usize, RowMatrix, Option<NormalSums>) {
     let (n, d) = (x.n_rows(), x.n_cols());
@@ -128,7 +128,7 @@ fn sweep(
     let mut h = Vec::new();
     let mut on = Vec::new();
     let mut r = vec![0.0; d];
-    let start: &ZMat = &z.clone();
+    let start: &BinaryMatrix = &z.clone();
     ordered_block_stream(
         n,
         BLOCK_ROWS,
@@ -219,7 +219,7 @@ fn sweep(
 
 /// Drops empty columns of Z and merges identical ones (keeping the first). Returns how many
 /// columns went. Means are not kept: the caller recomputes A by least squares.
-pub(crate) fn clean_columns(z: &mut ZMat) -> usize {
+pub(crate) fn clean_columns(z: &mut BinaryMatrix) -> usize {
     let keep = clean_columns_mask(z);
     let removed = keep.iter().filter(|&&v| !v).count();
     if removed > 0 {
@@ -246,7 +246,7 @@ pub(crate) fn clean_columns_mask_from_gram(ztz: &[f64], k: usize) -> Vec<bool> {
 }
 
 /// The columns [`clean_columns`] keeps: non-empty, and the first of identical ones.
-pub(crate) fn clean_columns_mask(z: &ZMat) -> Vec<bool> {
+pub(crate) fn clean_columns_mask(z: &BinaryMatrix) -> Vec<bool> {
     let k = z.k();
     let sums = z.col_sums();
     let mut keep = vec![true; k];
@@ -275,7 +275,7 @@ mod tests {
     #[test]
     fn duplicate_and_empty_columns_read_off_the_gram_matrix() {
         // Columns: 0 base, 1 empty, 2 = 0, 3 other, 4 = 3, 5 = 0, 6 subset of 3.
-        let mut z = ZMat::zeros(9, 7);
+        let mut z = BinaryMatrix::zeros(9, 7);
         for n in 0..9 {
             let r = z.row_mut(n);
             r[0] = u8::from(n % 2 == 0);
@@ -308,7 +308,7 @@ mod tests {
             let x = RowMatrix::from_rows(&rows);
             let a = RowMatrix::from_rows(std::slice::from_ref(&c));
             for (penalty, want_open) in [(0.5, true), (1.5, false)] {
-                let mut z = ZMat::zeros(x.n_rows(), 0);
+                let mut z = BinaryMatrix::zeros(x.n_rows(), 0);
                 z.push_col();
                 (0..x.n_rows()).for_each(|i| z.row_mut(i)[0] = 1);
                 let (_, opened, _) = sweep(&x, &row_sq_norms(&x), penalty, usize::MAX, &mut z, &a);

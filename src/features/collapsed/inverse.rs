@@ -14,7 +14,7 @@
 use super::row::RowModel;
 use crate::RowMatrix;
 use crate::features::lstsq::{normal_equations, solve_normal};
-use crate::features::zmat::ZMat;
+use crate::features::zmat::BinaryMatrix;
 use crate::linalg::{axpy, dot};
 
 /// Below this, 1 − uᵀM⁻¹u counts as zero (M₋ singular).
@@ -40,7 +40,7 @@ pub(crate) struct RowRemoved {
 
 impl NormalState {
     /// From scratch: M = ZᵀZ, B = ZᵀX, C = B Bᵀ, M⁻¹ when M is non-singular.
-    pub fn new(x: &RowMatrix, z: &ZMat) -> Self {
+    pub fn new(x: &RowMatrix, z: &BinaryMatrix) -> Self {
         let (m, b) = normal_equations(x, z);
         let k = z.k();
         let mut c = vec![0.0; k * k];
@@ -221,7 +221,7 @@ mod tests {
                 .map(|i| ((i * 37 % 23) as f64) / 5.0 - 2.0)
                 .collect(),
         );
-        let mut z = ZMat::zeros(n, k);
+        let mut z = BinaryMatrix::zeros(n, k);
         for i in 0..n {
             for c in 0..k {
                 z.row_mut(i)[c] = u8::from((i * 7 + c * 5) % 3 == 0 || i == c);

@@ -16,7 +16,7 @@ use crate::features::bp_means::clean_columns;
 use crate::features::lstsq::least_squares;
 use crate::features::model::FeatureRun;
 use crate::features::objective::residual_ss;
-use crate::features::zmat::ZMat;
+use crate::features::zmat::BinaryMatrix;
 
 /// Runs collapsed BP-means from the seed `z0`.
 pub(crate) fn collapsed_bp_means_run(
@@ -25,7 +25,7 @@ pub(crate) fn collapsed_bp_means_run(
     k_max: usize,
     max_iter: usize,
     exact_max_k: usize,
-    z0: ZMat,
+    z0: BinaryMatrix,
 ) -> FeatureRun {
     let n = x.n_rows();
     let mut z = z0;

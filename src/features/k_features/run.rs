@@ -10,7 +10,7 @@ use crate::features::kernels::{best_row_exact, descend_row, gram, row_cost};
 use crate::features::lstsq::least_squares_and_rss;
 use crate::features::model::FeatureRun;
 use crate::features::objective::residual_ss;
-use crate::features::zmat::ZMat;
+use crate::features::zmat::BinaryMatrix;
 use crate::linalg::{BLOCK_ROWS, gemm_xat, ordered_block_reduce};
 
 /// Runs K-features from the seed (Z, A); `exact_max_k` bounds exact row enumeration.
@@ -18,7 +18,7 @@ pub(crate) fn k_features_run(
     x: &RowMatrix,
     max_iter: usize,
     exact_max_k: usize,
-    z0: ZMat,
+    z0: BinaryMatrix,
     a0: RowMatrix,
 ) -> FeatureRun {
     let mut z = z0;
@@ -53,14 +53,14 @@ pub(crate) fn k_features_run(
 }
 
 /// Sets every row of `z` to its best response to `a`; returns how many rows changed.
-fn row_step(x: &RowMatrix, z: &mut ZMat, a: &RowMatrix, exact_max_k: usize) -> usize {
+fn row_step(x: &RowMatrix, z: &mut BinaryMatrix, a: &RowMatrix, exact_max_k: usize) -> usize {
     let (n, k) = (x.n_rows(), a.n_rows());
     if k == 0 {
         return 0;
     }
     let gm = gram(a);
     let mut changed = 0;
-    let zr: &ZMat = z;
+    let zr: &BinaryMatrix = z;
     let mut updates: Vec<(usize, Vec<u8>)> = Vec::new();
     ordered_block_reduce(
         n,

@@ -39,9 +39,14 @@ mod tests;
 
 pub use row::{Extremes, RowObjective};
 
-use super::params::{IbpParamError, check_shared};
+use super::params::{check_shared, frequency_shift};
 use crate::RowMatrix;
+use crate::error::ParamError;
 use crate::error::{FitError, check_data};
+use crate::features::BinaryMatrix;
+use crate::features::model::assign_rows_shifted;
+use crate::model::{Fit, Model, Stop, check_new_rows};
+use crate::restarts::Observer;
 use crate::restarts::run_rng;
 use rand::RngExt;
 use state::State;
@@ -78,6 +83,7 @@ pub struct MeibpParams {
 }
 
 /// One record per iteration.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MeibpTraceRecord {
     /// Iteration, from 1.
@@ -95,34 +101,66 @@ pub struct MeibpTraceRecord {
 }
 
 /// The result of MEIBP.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Debug)]
 pub struct MeibpFit {
-    z: RowMatrix,
+    z: BinaryMatrix,
     a: RowMatrix,
-    trace: Vec<MeibpTraceRecord>,
+    records: Vec<MeibpTraceRecord>,
+    neg_evidence: Vec<f64>,
     converged: bool,
+    sigma_x: f64,
 }
 
 impl MeibpFit {
+    /// One record per iteration: K₊, the evidence bound, the rows that changed, the time.
+    pub fn records(&self) -> &[MeibpTraceRecord] {
+        &self.records
+    }
+    /// The evidence lower bound (Eq. 10, up to its constant) after the last iteration.
+    pub fn evidence(&self) -> f64 {
+        self.records.last().map_or(f64::NAN, |r| r.evidence)
+    }
+    /// The σ_X of the fit (given, or 0.75 × the data's standard deviation).
+    pub fn sigma_x(&self) -> f64 {
+        self.sigma_x
+    }
+}
+
+impl Model for MeibpFit {
     /// Z restricted to the active features (`N × K₊`).
-    pub fn z(&self) -> &RowMatrix {
-        &self.z
+    fn z(&self) -> BinaryMatrix {
+        self.z.clone()
     }
     /// E_q\[A\] of the active features (`K₊ × D`), nonnegative.
-    pub fn a(&self) -> &RowMatrix {
+    fn means(&self) -> &RowMatrix {
         &self.a
     }
-    /// K₊.
-    pub fn k(&self) -> usize {
-        self.z.n_cols()
+    /// Minus the evidence lower bound after the last iteration.
+    fn objective(&self) -> f64 {
+        -self.evidence()
     }
-    /// One record per iteration.
-    pub fn trace(&self) -> &[MeibpTraceRecord] {
-        &self.trace
+    /// Minus the evidence lower bound after each iteration (non-increasing).
+    fn trace(&self) -> &[f64] {
+        &self.neg_evidence
     }
-    /// Whether an iteration left Z unchanged before `max_iter`.
-    pub fn converged(&self) -> bool {
-        self.converged
+    fn n_iter(&self) -> usize {
+        self.records.len()
+    }
+    /// [`Stop::Converged`] when an iteration left Z unchanged before `max_iter`.
+    fn stop(&self) -> Stop {
+        if self.converged {
+            Stop::Converged
+        } else {
+            Stop::IterationCap
+        }
+    }
+    /// The most probable z of each new row given E_q\[A\], under noise σ_X and the training
+    /// rows' feature frequencies m_k / (N + 1), as for the samplers.
+    fn predict_z(&self, x: &RowMatrix) -> Result<BinaryMatrix, FitError> {
+        check_new_rows(x, self.a.n_cols())?;
+        let shift = frequency_shift(&self.z.col_sums(), self.z.n_rows(), self.sigma_x);
+        Ok(assign_rows_shifted(x, &self.a, Some(&shift)))
     }
 }
 
@@ -154,10 +192,10 @@ impl MeibpParams {
     }
 
     /// Checks the rules that hold for any data.
-    pub fn check(self) -> Result<MeibpValidParams, IbpParamError> {
+    pub fn check(self) -> Result<MeibpValidParams, ParamError> {
         check_shared(self.alpha, self.sigma_x, self.sigma_a, self.max_iter)?;
         if self.k_max == 0 {
-            return Err(IbpParamError::ZeroKMax);
+            return Err(ParamError::KZero(0));
         }
         Ok(MeibpValidParams(self))
     }
@@ -166,6 +204,16 @@ impl MeibpParams {
 /// MEIBP parameters that passed [`MeibpParams::check`].
 #[derive(Clone, Debug)]
 pub struct MeibpValidParams(MeibpParams);
+
+impl Fit for MeibpValidParams {
+    type Model = MeibpFit;
+
+    /// Runs MEIBP; `observer` hears of every iteration (it may stop before `max_iter`).
+    fn fit_observed(&self, x: &RowMatrix, observer: &dyn Observer) -> Result<MeibpFit, FitError> {
+        observer.start(self.0.max_iter);
+        self.fit_with(x, &mut |_, _, _| observer.run_finished())
+    }
+}
 
 impl MeibpValidParams {
     /// The IBP concentration α.
@@ -210,7 +258,7 @@ impl MeibpValidParams {
         check_data(x)?;
         let (sx, sa) = self.sigmas(x);
         if !(sx > 0.0 && sa > 0.0) {
-            return Err(FitError::TooFewRows(
+            return Err(FitError::Degenerate(
                 "the data have zero standard deviation; give sigma-x and sigma-a explicitly".into(),
             ));
         }
@@ -257,10 +305,15 @@ impl MeibpValidParams {
         }
         let (zm, am) = st.active_z_and_means();
         Ok(MeibpFit {
-            z: zm,
+            z: BinaryMatrix::from_row_matrix(&zm),
             a: am,
-            trace,
+            neg_evidence: trace
+                .iter()
+                .map(|r: &MeibpTraceRecord| -r.evidence)
+                .collect(),
+            records: trace,
             converged,
+            sigma_x: sx,
         })
     }
 }

@@ -313,7 +313,7 @@ fn a_penalty_range_beyond_the_cap_is_refused_at_once() {
         ]),
         &["COUNT = 100000000", "at most 10000"],
     );
-    assert!(t.elapsed() < Duration::from_secs(5));
+    assert!(t.elapsed() < Duration::from_secs(20));
     assert!(!out.exists());
 }
 
@@ -342,7 +342,7 @@ fn generator_sizes_beyond_memory_are_refused() {
         a.extend_from_slice(&["--out", s(&out)]);
         let t = Instant::now();
         refused(&madbayes(&a), &["memory", "available"]);
-        assert!(t.elapsed() < Duration::from_secs(5), "{args:?}");
+        assert!(t.elapsed() < Duration::from_secs(20), "{args:?}");
         assert!(!out.exists(), "{args:?}");
     }
 }
@@ -367,7 +367,7 @@ fn thread_counts_beyond_the_machine_are_refused() {
         a.extend_from_slice(&["--out", s(&out), "--threads", "10000"]);
         let t = Instant::now();
         refused(&madbayes(&a), &["--threads 10000", "core", "at most"]);
-        assert!(t.elapsed() < Duration::from_secs(5), "{cmd:?}");
+        assert!(t.elapsed() < Duration::from_secs(20), "{cmd:?}");
         assert!(!out.exists(), "{cmd:?}");
     }
 }
@@ -416,7 +416,7 @@ fn run_lengths_and_model_sizes_beyond_memory_are_refused() {
         a.extend_from_slice(extra);
         let t = Instant::now();
         refused(&madbayes(&a), &[needle, "memory"]);
-        assert!(t.elapsed() < Duration::from_secs(5), "{extra:?}");
+        assert!(t.elapsed() < Duration::from_secs(20), "{extra:?}");
         assert!(!out.exists());
     }
 }
@@ -454,7 +454,7 @@ fn an_npy_larger_than_memory_is_refused_before_reading() {
         ]),
         &["of memory is available"],
     );
-    assert!(t.elapsed() < Duration::from_secs(5));
+    assert!(t.elapsed() < Duration::from_secs(20));
 }
 
 // ---------------------------------------------------------------------------------------

@@ -142,13 +142,14 @@ fn dp_means_writes_a_complete_result() {
         (got - expected).abs() <= 1e-9 * expected,
         "{got} vs {expected}"
     );
-    // No staging folder is left behind (the four results, model.json and trace.png).
+    // No staging folder is left behind (the four results, model.json, trace.png and the manifest).
     let names: Vec<String> = fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names.len(), 6, "{names:?}");
+    assert_eq!(names.len(), 7, "{names:?}");
     assert!(names.iter().any(|n| n == "model.json"), "{names:?}");
+    assert!(names.iter().any(|n| n == ".madbayes-result"), "{names:?}");
     assert!(names.iter().any(|n| n == "trace.png"), "{names:?}");
 }
 

@@ -1,8 +1,8 @@
 //! `madbayes demo`: a generated clustering problem, fitted by each clustering algorithm,
 //! with what each one found set beside the truth.
 
-use super::output::{Staging, labels_csv, matrix_csv};
-use super::{CliError, with_threads};
+use super::output::{Staging, check_out, labels_csv, matrix_csv};
+use super::{CliError, check_memory, with_threads};
 use madbayes::Model;
 use madbayes::clustering::{Clustering, CollapsedDpMeans, DpMeans, KMeans};
 use madbayes::generate::gaussian_blobs;
@@ -33,12 +33,24 @@ pub struct DemoArgs {
     pub out: Option<PathBuf>,
 }
 
+/// Memory per generated point: its two values as f64 (four copies), its labels (three), and
+/// its line of data.csv.
+const DEMO_BYTES_PER_POINT: u128 = 2 * 8 * 4 + 8 * 3 + 64;
+
 pub fn run(args: DemoArgs) -> Result<(), CliError> {
     if args.n == 0 || args.clusters == 0 || args.clusters > args.n {
         return Err(CliError(format!(
             "demo needs 1 ≤ --clusters ≤ --n, got --clusters {} and --n {}",
             args.clusters, args.n
         )));
+    }
+    // The 2-D points, a few copies of them inside the fits, labels, and data.csv as text.
+    check_memory(
+        &format!("--n {}", args.n),
+        args.n as u128 * DEMO_BYTES_PER_POINT,
+    )?;
+    if let Some(dir) = &args.out {
+        check_out(dir, &[])?;
     }
     let (d, box_half, sd) = (2, 12.0, args.sd);
     let blobs = gaussian_blobs(args.n, d, args.clusters, box_half, sd, args.seed);
@@ -95,15 +107,26 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
          every mean, so nearby clusters stay merged; --refine adds merge and split moves that fix this."
     );
     if let Some(dir) = &args.out {
-        let mut staging = Staging::open(dir)?;
+        let mut staging = Staging::open(dir, "demo")?;
         staging.write("data.csv", matrix_csv(x).as_bytes())?;
         staging.write("truth.csv", labels_csv(&blobs.labels).as_bytes())?;
         staging.commit()?;
         println!(
-            "wrote {0}/data.csv and {0}/truth.csv; try: madbayes fit {0}/data.csv --algo dp-means --penalty {1} --out {0}/fit",
+            "wrote {0}/data.csv and {0}/truth.csv; try: madbayes fit {0}/data.csv --algo dp-means --penalty {1} --out {2}",
             dir.display(),
-            args.penalty
+            args.penalty,
+            fit_dir(dir).display()
         );
     }
     Ok(())
+}
+
+/// Where the demo suggests writing a fit of its data: beside the demo folder (a result
+/// folder holds one result, so not inside it).
+fn fit_dir(dir: &std::path::Path) -> PathBuf {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "demo".to_string());
+    dir.with_file_name(format!("{name}-fit"))
 }

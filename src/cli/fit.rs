@@ -1,13 +1,13 @@
 //! `madbayes fit INPUT --algo ALGO --out DIR …`
 
-use super::output::{Staging, binary_csv, labels_csv, matrix_csv};
+use super::output::{Staging, binary_csv, check_out, labels_csv, matrix_csv};
 use super::pictures::{
     PixelResult, image_files, image_json, is_clustering, read_examples, trace_png,
 };
 use super::progress::RestartBar;
 use super::sampler::{self, SamplerChecked};
 use super::saved::{self, AnyModel, SavedLayout};
-use super::{CliError, with_threads};
+use super::{CliError, check_memory, check_threads, with_threads};
 use madbayes::clustering::{
     Clustering, CollapsedDpMeans, DpMeans, DpMeansValidParams, KMeans, KMeansValidParams,
     Mahalanobis, MahalanobisClustering, MahalanobisValidParams,
@@ -22,6 +22,7 @@ use madbayes::pca::Pca;
 use madbayes::plot::pictures::{ImageLayout, Kind};
 use madbayes::{BinaryMatrix, Model, RowMatrix, Stop};
 use serde_json::{Value, json};
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -87,8 +88,9 @@ impl Algo {
 /// Options of `madbayes fit`.
 #[derive(clap::Args, Debug)]
 pub struct FitArgs {
-    /// Data: .csv (comma-separated numbers; a first line that is not numeric is a header),
-    /// .npy (2-D, f32 or f64, C or Fortran order), a folder of .png/.jpg images of one size
+    /// Data: .csv (comma-separated numbers; a first line without numbers is a header),
+    /// .npy (2-D; float64, float32, integers of 1 to 8 bytes or booleans, read as f64; C or
+    /// Fortran order), a folder of .png/.jpg images of one size
     /// (one row per image, pixels in [0, 1], files in natural order), or an MNIST IDX file
     /// (*-ubyte, *-ubyte.gz, .idx). One row per data point.
     pub input: PathBuf,
@@ -409,8 +411,59 @@ pub(super) fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
     Ok(checked)
 }
 
+/// The memory the run-length options ask for before any data is read: each restart's
+/// objective (kept, and written to summary.json), and each iteration's trace record (the
+/// samplers' trace.csv line and held-out scores).
+pub(super) fn check_run_lengths(
+    restarts: usize,
+    max_iter: usize,
+    iterations: usize,
+) -> Result<(), CliError> {
+    check_memory(
+        &format!("--restarts {restarts}"),
+        restarts as u128 * RESTART_BYTES,
+    )?;
+    check_memory(
+        &format!("--max-iter {max_iter}"),
+        max_iter as u128 * ITERATION_BYTES,
+    )?;
+    check_memory(
+        &format!("--iterations {iterations}"),
+        iterations as u128 * ITERATION_BYTES,
+    )
+}
+
+/// Bytes kept per restart: its objective, and its text in summary.json, with room to spare.
+const RESTART_BYTES: u128 = 64;
+/// Bytes kept per iteration: the trace record, its line of trace.csv and summary.json, and
+/// the held-out scores, with room to spare.
+const ITERATION_BYTES: u128 = 256;
+
+/// The memory a fixed number of clusters or features K asks for on N × D data: Z (N × K,
+/// also as z.csv), the means (K × D), and Mahalanobis' K covariances (D × D each), MEIBP's
+/// K × K and K × D statistics. (The accelerated sampler's `--window` needs W × (K + D)
+/// values with W at most N, no more than the data, so it needs no check.)
+fn check_model_size(args: &FitArgs, n: usize, d: usize) -> Result<(), CliError> {
+    let (n, d) = (n as u128, d as u128);
+    if let Some(k) = args.k {
+        let k = k as u128;
+        let bytes = match args.algo {
+            Algo::Kmeans | Algo::KFeatures => 8 * (2 * n * k + k * d),
+            Algo::Mahalanobis => 8 * (2 * n * k + k * d + 2 * k * d * d),
+            Algo::Meibp => 8 * (2 * n * k + k * k + 4 * k * d),
+            // A cap: only the K found is allocated.
+            _ => 0,
+        };
+        check_memory(&format!("--k {k} on {n} rows of {d} values"), bytes)?;
+    }
+    Ok(())
+}
+
 pub fn run(args: FitArgs) -> Result<(), CliError> {
     let checked = check_params(&args)?;
+    check_threads(args.threads)?;
+    check_run_lengths(args.restarts(), args.max_iter, args.iterations.unwrap_or(0))?;
+    check_out(&args.out, &[&args.input])?;
     let (x, images) = read_input(&args.input, args.grey)?;
     check_data(&x).map_err(|e| CliError(format!("{}: {e}", args.input.display())))?;
     let (x, projection) = match args.pca {
@@ -449,7 +502,8 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
             train.n_rows()
         )));
     }
-    let staging = Staging::open(&args.out)?;
+    check_model_size(&args, train.n_rows(), train.n_cols())?;
+    let staging = Staging::open(&args.out, "fit")?;
 
     let bar = RestartBar::new(args.algo.name(), args.quiet);
     let ticker = bar.reveal_later();
@@ -478,6 +532,7 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
         seconds,
         projection: projection.as_ref(),
         images: images.as_ref(),
+        split: split.as_ref(),
     };
     write_result(staging, &out)
 }
@@ -542,6 +597,21 @@ struct Output<'a> {
     seconds: f64,
     projection: Option<&'a Projection>,
     images: Option<&'a ImageInput>,
+    split: Option<&'a Holdout>,
+}
+
+/// `--holdout`'s split: `heldout_rows.csv`, the 0-based indices of the test rows (ascending,
+/// one per line), and `heldout_entries.csv`, the hidden entries as `row,col` lines (0-based,
+/// under a `row,col` header), so that the scores can be reproduced outside madbayes.
+fn holdout_files(h: &Holdout) -> (String, String) {
+    let rows = labels_csv(&h.test_rows);
+    let mut entries = String::from("row,col\n");
+    for (&row, cols) in h.test_rows.iter().zip(&h.hidden) {
+        for c in cols {
+            let _ = writeln!(entries, "{row},{c}");
+        }
+    }
+    (rows, entries)
 }
 
 fn write_result(mut staging: Staging, out: &Output) -> Result<(), CliError> {
@@ -554,6 +624,11 @@ fn write_result(mut staging: Staging, out: &Output) -> Result<(), CliError> {
     staging.write("z.csv", binary_csv(&fitted.z).as_bytes())?;
     for (name, body) in &fitted.extra_files {
         staging.write(name, body.as_bytes())?;
+    }
+    if let Some(h) = out.split {
+        let (rows, entries) = holdout_files(h);
+        staging.write("heldout_rows.csv", rows.as_bytes())?;
+        staging.write("heldout_entries.csv", entries.as_bytes())?;
     }
     let mut summary = summary_json(args, x, fitted, seconds);
     let means_original = match projection {

@@ -15,10 +15,10 @@
 //! fitted from scratch with all its restarts — no warm start from the neighbouring
 //! penalty's solution, so every row is what `fit --penalty P` with the same options gives.
 
-use super::fit::{Algo, FitArgs, check_params, fit_checked, read_input};
-use super::output::Staging;
+use super::fit::{Algo, FitArgs, check_params, check_run_lengths, fit_checked, read_input};
+use super::output::{Staging, check_out};
 use super::progress::RestartBar;
-use super::{CliError, with_threads};
+use super::{CliError, check_threads, with_threads};
 use madbayes::error::check_data;
 use madbayes::pca::Pca;
 use madbayes::plot::chart::{Chart, charts_png};
@@ -93,7 +93,12 @@ pub struct Stable {
     pub last: usize,
 }
 
-/// The penalty grid, sorted increasing; errors say what is wrong with it.
+/// The most penalties a path may have. Each is a full fit with all its restarts, so even
+/// 10 000 is hours of work on most data; more is a typo (`1:10:100000000`).
+pub const MAX_PENALTIES: usize = 10_000;
+
+/// The penalty grid, sorted increasing; errors say what is wrong with it. Nothing is
+/// allocated for a range before its COUNT is checked against [`MAX_PENALTIES`].
 pub fn grid(penalties: Option<&str>, range: Option<&str>) -> Result<Vec<f64>, String> {
     let mut g = match (penalties, range) {
         (Some(list), None) => {
@@ -110,6 +115,12 @@ pub fn grid(penalties: Option<&str>, range: Option<&str>) -> Result<Vec<f64>, St
                     })
                 })
                 .collect::<Result<Vec<f64>, String>>()?;
+            if p.len() > MAX_PENALTIES {
+                return Err(format!(
+                    "--penalties: {} values, more than the {MAX_PENALTIES} a path may have (each is a full fit)",
+                    p.len()
+                ));
+            }
             if let Some(bad) = p.iter().find(|v| !(v.is_finite() && **v > 0.0)) {
                 return Err(format!(
                     "--penalties: {bad} is not a positive number; every penalty must be > 0"
@@ -137,6 +148,11 @@ pub fn grid(penalties: Option<&str>, range: Option<&str>) -> Result<Vec<f64>, St
             if count < 2 {
                 return Err(format!(
                     "--penalty-range: COUNT = {count} must be at least 2"
+                ));
+            }
+            if count > MAX_PENALTIES {
+                return Err(format!(
+                    "--penalty-range: COUNT = {count} is more than the {MAX_PENALTIES} penalties a path may have (each is a full fit); give at most {MAX_PENALTIES}"
                 ));
             }
             let (a, b) = (lo.ln(), hi.ln());
@@ -193,6 +209,9 @@ pub fn run(args: PathArgs) -> Result<(), CliError> {
     }
     let penalties =
         grid(args.penalties.as_deref(), args.penalty_range.as_deref()).map_err(CliError)?;
+    check_threads(args.threads)?;
+    check_run_lengths(args.restarts, args.max_iter, 0)?;
+    check_out(&args.out, &[&args.input])?;
     // Every penalty's parameters are checked before any data is read.
     let checked = penalties
         .iter()
@@ -219,7 +238,7 @@ pub fn run(args: PathArgs) -> Result<(), CliError> {
             x.n_rows()
         )));
     }
-    let mut staging = Staging::open(&args.out)?;
+    let mut staging = Staging::open(&args.out, "path")?;
     let progress = !args.quiet && std::io::stderr().is_terminal();
     let silent = RestartBar::new(args.algo.name(), true);
     let n = penalties.len();

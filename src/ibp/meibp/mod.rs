@@ -3,8 +3,9 @@
 //! [0, ∞), Z ~ IBP(α), with at most `k_max` features.
 //!
 //! q(A) is a product of truncated normals and Z a point estimate. Z starts with each entry 1
-//! with probability ½ and q(A) at the prior; before the first iteration the q(A) update below
-//! is repeated until the bound stops rising (a fixed point for the initial Z). One iteration:
+//! with probability ½; q(A) starts at a fixed point of step 1 for that Z (step 1 repeated
+//! until the bound stops rising, from Φ = the ridge solution (ZᵀZ + (σ_X²/σ_A²) I)⁻¹ ZᵀX
+//! clipped at 0, which only makes the sweeps few). One iteration:
 //! 1. q(A) update (Eqs. 13–17), feature by feature: ρ_k = 1/(m_k + σ_X²/σ_A²),
 //!    μ̃_kd = ρ_k Σ_n z_nk (x_nd − Σ_{k'≠k} z_nk' E\[a_k'd\]), σ̃²_kd = ρ_k σ_X², and the
 //!    moments E\[a\], E\[a²\] and entropies of TN(μ̃, σ̃²) ([`super::erfcx::trunc_normal`]);
@@ -28,20 +29,20 @@
 //! number R&G's MATLAB code computes (`compute_vlb`; checked equal on the same state to
 //! 1e-6, see docs/meibp.md).
 //!
-//! Why steps 0 and 3 (issue 11, measured in docs/meibp.md). A feature whose weights are near
-//! zero costs the data term almost nothing, so the IBP term ν_k(1) − ν_k(0) =
-//! log(m_{k∖n}/(N − 1 − m_{k∖n})) drives its column to all rows or none; on in every row it
-//! costs the bound roughly (D/2)(log(Nσ_A²/σ_X²) − 1) + log N through η_k and the prior, yet a row
-//! that left it alone would lose log(N − 1), so no row step removes it. Only removing the
-//! whole column (step 3, a coordinate-ascent step on column k of Z and q(a_k) together)
-//! reaches the higher bound. Such features came from the start: one q(A) sweep from the
-//! prior, whose mean σ_A√(2/π) per entry in each of the ~K/2 features a row holds
-//! over-explains X many times, drives each feature's μ̃ far below zero while the features
-//! after it still sit at the prior mean — on the block images 17–18 of 20 features had all
-//! weights below 0.1 after that sweep, and 5–11 of them ended on in every row. From the q(A)
-//! fixed point (step 0) 3–7 are near zero, and step 3 removes those that get stuck. R&G's
-//! code (small random initial q(A), q(A) updated after every changed row, empty features
-//! deleted) keeps 0–3 such columns on the same data; it has no step 3.
+//! Why the start and step 3 (issue 11; measured in docs/meibp.md). A feature whose weights
+//! are near zero costs the data term almost nothing, so the IBP term ν_k(1) − ν_k(0) =
+//! log(m_{k∖n}/(N − 1 − m_{k∖n})) drives its column to all rows or to none. On in every row
+//! it costs the bound roughly (D/2)(log(Nσ_A²/σ_X²) − 1) + log N through η_k and the prior,
+//! yet a row that left it alone would lose log(N − 1), so no row step removes it; only
+//! removing the whole column (step 3, a coordinate-ascent step on column k of Z and q(a_k)
+//! together, best gain first) reaches the higher bound. Such features came from the start:
+//! q(A) began at the prior, and one sweep of step 1 from there — each feature seeing the
+//! features after it at the prior mean σ_A√(2/π) per entry, about K/2 of them per row, which
+//! over-explains X many times — sent 17–18 of 20 features to weights below 0.1 on the block
+//! images; 5–11 of them ended on in every row. At the fixed point of the start 3–7 of 20 are
+//! near zero, and step 3 removes those that get stuck. R&G's code (small random initial
+//! q(A), q(A) updated after every changed row, empty features deleted, no step 3) ends with
+//! 0–3 such columns on the same data.
 //!
 //! Cost of an iteration ([`state`]): O(K²D) for each q(A) update, since ZᵀZ and ZᵀX are kept
 //! as rows change; one N × D × K GEMM for XΦᵀ (row blocks in parallel, the same bits for
@@ -254,7 +255,7 @@ impl MeibpValidParams {
         let start = Instant::now();
         let mut outside = 0.0;
         let mut st = State::new(x, z, p.alpha, sx, sa);
-        st.converge_q();
+        st.start_q();
         let mut trace = Vec::new();
         let mut converged = false;
         for it in 1..=p.max_iter {

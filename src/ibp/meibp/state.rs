@@ -5,15 +5,16 @@
 
 use super::row::RowObjective;
 use crate::RowMatrix;
+use crate::ibp::dense::{chol_solve, cholesky};
 use crate::ibp::erfcx::{TruncNormal, trunc_normal};
 use crate::ibp::model::ln_factorial_table;
 use crate::linalg::{BLOCK_ROWS, axpy, dot, gemm_xat, ordered_block_reduce};
 use faer::{Accum, MatMut, MatRef, Par};
 use rayon::prelude::*;
 
-/// [`State::converge_q`] stops when a sweep raises the bound by at most this × |bound|.
+/// [`State::start_q`] stops when a sweep raises the bound by at most this × |bound|.
 const Q_CONVERGED: f64 = 1e-10;
-/// [`State::converge_q`] stops after this many sweeps in any case.
+/// [`State::start_q`] stops after this many sweeps in any case.
 const Q_SWEEPS: usize = 1000;
 
 /// Z (`N × K`), q(A) and the sufficient statistics m = column sums of Z, ZᵀZ and ZᵀX.
@@ -193,12 +194,31 @@ impl State {
         }
     }
 
+    /// The first q(A) for the current Z: Φ from the posterior mean of A given Z under a
+    /// Gaussian N(0, σ_A²) prior, (ZᵀZ + (σ_X²/σ_A²) I)⁻¹ ZᵀX, clipped at 0, then
     /// [`update_q`](Self::update_q) until a sweep raises the bound by at most
     /// [`Q_CONVERGED`] × |bound| (at most [`Q_SWEEPS`] sweeps): q(A) at a fixed point of its
-    /// coordinate ascent for the current Z. Returns the number of sweeps.
-    pub fn converge_q(&mut self) -> usize {
+    /// coordinate ascent for the initial Z. (A single sweep from the prior, whose mean
+    /// σ_A√(2/π) in each of the features a row holds over-explains X, sends most features'
+    /// means to about zero; the ridge start makes the sweeps few: 8 for N = 10 000, D = 1000,
+    /// K = 50 against 565 from the prior.) Returns the number of sweeps.
+    pub fn start_q(&mut self) -> usize {
+        let (k, d) = (self.k(), self.d());
+        let mut m = self.ztz.clone();
+        let r = (self.sx / self.sa).powi(2);
+        for c in 0..k {
+            m[c * k + c] += r;
+        }
+        if let Some(l) = cholesky(&m, k) {
+            let mut b = self.ztx.as_slice().to_vec();
+            chol_solve(&l, k, &mut b, d);
+            for (p, v) in self.phi.as_mut_slice().iter_mut().zip(&b) {
+                *p = v.max(0.0);
+            }
+        }
+        self.update_q();
         let mut prev = self.evidence();
-        for sweep in 1..=Q_SWEEPS {
+        for sweep in 2..=Q_SWEEPS {
             self.update_q();
             let e = self.evidence();
             if e - prev <= Q_CONVERGED * e.abs() {

@@ -240,7 +240,7 @@ fn a_feature_on_in_every_row_with_zero_weight_is_removed_and_the_bound_rises() {
     }
     let x = RowMatrix::new(n, d, xs);
     let mut st = State::new(&x, z, 3.0, 0.3, 1.0);
-    st.converge_q();
+    st.start_q();
     let before = st.evidence();
     // The idle feature's weights are near zero, and no row step removes it.
     let (_, am) = st.active_z_and_means();
@@ -259,17 +259,23 @@ fn a_feature_on_in_every_row_with_zero_weight_is_removed_and_the_bound_rises() {
 }
 
 #[test]
-fn converged_q_is_a_fixed_point_reached_without_a_fall() {
-    let (_, mut st) = state(30, 4, 8, 8);
-    let mut st1 = st.clone();
-    st1.update_q();
-    let one_sweep = st1.evidence();
-    let sweeps = st.converge_q();
-    let e = st.evidence();
-    assert!(
-        sweeps > 1 && e >= one_sweep,
-        "{sweeps} sweeps, {one_sweep} → {e}"
-    );
-    st.update_q();
-    assert!((st.evidence() - e).abs() <= 1e-9 * e.abs());
+fn the_start_of_q_is_the_fixed_point_that_sweeps_from_the_prior_reach() {
+    // The ridge start only shortens the way: 3000 sweeps of Eq. 14 from the prior reach the
+    // same q(A) (means to 1e-4: the stopping rule is on the bound, which is flat to second order
+    // there), and a further sweep changes the bound by no more than the rule allows.
+    let (x, st) = state(30, 4, 8, 8);
+    let mut slow = State::new(&x, st.z.clone(), st.alpha, st.sx, st.sa);
+    for _ in 0..3000 {
+        slow.update_q();
+    }
+    let mut fast = State::new(&x, st.z.clone(), st.alpha, st.sx, st.sa);
+    let sweeps = fast.start_q();
+    assert!(sweeps < 3000, "{sweeps} sweeps");
+    for (a, b) in fast.q.iter().zip(&slow.q) {
+        assert!((a.mean - b.mean).abs() < 1e-4, "{} vs {}", a.mean, b.mean);
+    }
+    let e = fast.evidence();
+    assert!((e - slow.evidence()).abs() < 1e-8 * e.abs());
+    fast.update_q();
+    assert!((fast.evidence() - e).abs() <= 1e-9 * e.abs());
 }

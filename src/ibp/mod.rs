@@ -32,6 +32,7 @@ pub use meibp::{
 };
 pub use missing::{ColumnPosteriors, HiddenScore};
 pub use model::{APosterior, a_posterior, collapsed_log_lik, log_ibp_prior};
+pub(crate) use params::frequency_shift;
 pub use params::{
     IbpFit, IbpKind, IbpParams, IbpSampler, IbpTraceRecord, IbpValidParams, data_std,
 };

@@ -606,6 +606,47 @@ fn impute(
     }
 }
 
+/// Read-back of the parameters, e.g. to show a builder's defaults.
+impl IbpValidParams {
+    /// The IBP concentration α (the starting value when it is resampled).
+    pub fn alpha(&self) -> f64 {
+        self.alpha
+    }
+    /// σ_X if given (`None`: derived from the data at fit time).
+    pub fn sigma_x(&self) -> Option<f64> {
+        self.sigma_x
+    }
+    /// σ_A if given (`None`: derived from the data at fit time).
+    pub fn sigma_a(&self) -> Option<f64> {
+        self.sigma_a
+    }
+    /// Seed of all randomness.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+    /// Rows per window of the accelerated sampler, if given.
+    pub fn window(&self) -> Option<usize> {
+        self.window
+    }
+    /// Most new features per row and step.
+    pub fn k_new_max(&self) -> usize {
+        self.k_new_max
+    }
+    /// Whether α is resampled after every sweep.
+    pub fn resamples_alpha(&self) -> bool {
+        self.resample_alpha
+    }
+    /// Whether σ_X and σ_A are resampled after every sweep.
+    pub fn resamples_sigmas(&self) -> bool {
+        self.resample_sigmas
+    }
+    /// Whether the chain starts from a draw of the IBP prior (else from an empty Z or a
+    /// given one).
+    pub fn starts_from_prior(&self) -> bool {
+        matches!(self.start, Start::Prior)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

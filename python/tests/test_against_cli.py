@@ -1,0 +1,110 @@
+"""The Python estimators give what the command line gives on the same data and seed.
+
+Needs the `madbayes` binary: ./test.sh passes the one `cargo test` built in MADBAYES_CLI.
+"""
+
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import madbayes
+
+CLI = os.environ.get("MADBAYES_CLI")
+pytestmark = pytest.mark.skipif(
+    not CLI, reason="set MADBAYES_CLI to the madbayes binary (./test.sh does)"
+)
+
+
+def cli_fit(tmp_path, X, *args):
+    data = tmp_path / "x.npy"
+    np.save(data, X)
+    out = tmp_path / "out"
+    subprocess.run(
+        [CLI, "fit", str(data), "--out", str(out), "--quiet", *args],
+        check=True,
+        capture_output=True,
+    )
+    summary = json.loads((out / "summary.json").read_text())
+    read = lambda name: np.loadtxt(out / name, delimiter=",", ndmin=2)  # noqa: E731
+    return summary, read, out
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(3)
+    centres = rng.normal(0, 4, (4, 5))
+    return centres[rng.integers(0, 4, 150)] + rng.standard_normal((150, 5))
+
+
+@pytest.mark.parametrize(
+    "algo, est",
+    [
+        ("kmeans", madbayes.KMeans(n_clusters=4, n_init=5, random_state=9)),
+        ("dp-means", madbayes.DPMeans(penalty=6.0, n_init=5, random_state=9)),
+        ("dp-means", madbayes.DPMeans(penalty=6.0, n_init=3, refine=True, random_state=2)),
+        ("collapsed-dp-means", madbayes.CollapsedDPMeans(penalty=6.0, n_init=5, random_state=9)),
+        ("mahalanobis", madbayes.MahalanobisClustering(n_clusters=3, penalty=20.0, n_init=4, random_state=9)),
+    ],
+)
+def test_clustering_matches_the_cli(tmp_path, data, algo, est):
+    est.fit(data)
+    args = ["--algo", algo, "--restarts", str(est.n_init), "--seed", str(est.random_state)]
+    if algo in ("kmeans", "mahalanobis"):
+        args += ["--k", str(est.n_clusters)]
+    if algo != "kmeans":
+        args += ["--penalty", repr(est.penalty)]
+    if getattr(est, "refine", False):
+        args.append("--refine")
+    summary, read, _ = cli_fit(tmp_path, data, *args)
+    np.testing.assert_array_equal(read("labels.csv").ravel().astype(int), est.labels_)
+    np.testing.assert_allclose(read("means.csv"), est.cluster_centers_, rtol=1e-13, atol=0)
+    assert summary["objective"] == pytest.approx(est.objective_, rel=1e-13)
+    assert summary["k"] == est.n_clusters_
+
+
+@pytest.mark.parametrize(
+    "algo, est",
+    [
+        ("bp-means", madbayes.BPMeans(penalty=10.0, n_init=5, random_state=4)),
+        ("collapsed-bp-means", madbayes.CollapsedBPMeans(penalty=10.0, n_init=3, random_state=4)),
+        ("k-features", madbayes.KFeatures(n_features=3, n_init=5, random_state=4)),
+        ("stepwise-k-features", madbayes.StepwiseKFeatures(penalty=10.0, n_init=3, random_state=4)),
+    ],
+)
+def test_features_match_the_cli(tmp_path, data, algo, est):
+    est.fit(data)
+    args = ["--algo", algo, "--restarts", str(est.n_init), "--seed", str(est.random_state)]
+    if algo == "k-features":
+        args += ["--k", str(est.n_features)]
+    else:
+        args += ["--penalty", repr(est.penalty)]
+    summary, read, _ = cli_fit(tmp_path, data, *args)
+    np.testing.assert_array_equal(read("z.csv"), est.Z_)
+    np.testing.assert_allclose(read("means.csv"), est.components_, rtol=1e-12, atol=1e-12)
+    assert summary["objective"] == pytest.approx(est.objective_, rel=1e-12)
+
+
+@pytest.mark.parametrize("method, algo", [
+    ("accelerated", "ibp-accelerated"),
+    ("collapsed", "ibp-gibbs"),
+    ("semicollapsed", "ibp-semicollapsed"),
+])
+def test_samplers_match_the_cli(tmp_path, data, method, algo):
+    est = madbayes.IBPSampler(method=method, n_sweeps=25, random_state=6).fit(data)
+    summary, read, out = cli_fit(
+        tmp_path, data, "--algo", algo, "--iterations", "25", "--seed", "6"
+    )
+    np.testing.assert_array_equal(read("z.csv"), est.Z_)
+    trace = np.genfromtxt(out / "trace.csv", delimiter=",", names=True)
+    np.testing.assert_allclose(trace["log_joint"], est.log_joint_trace_, rtol=1e-12)
+    np.testing.assert_array_equal(trace["k"], est.n_features_trace_)
+
+
+def test_meibp_matches_the_cli(tmp_path, data):
+    est = madbayes.MEIBP(max_features=6, random_state=5).fit(data)
+    summary, read, out = cli_fit(tmp_path, data, "--algo", "meibp", "--k", "6", "--seed", "5")
+    np.testing.assert_array_equal(read("z.csv"), est.Z_)
+    np.testing.assert_allclose(read("means.csv"), est.components_, rtol=1e-12, atol=1e-12)

@@ -24,6 +24,8 @@ pub mod linalg;
 pub mod matrix;
 pub mod metrics;
 pub mod model;
+#[cfg(test)]
+mod params_readback;
 pub mod pca;
 pub mod penalty;
 #[cfg(feature = "images")]

@@ -125,7 +125,7 @@ impl IbpValidParams {
                 let mut draws = Vec::new();
                 let fit = self.fit_stream(x, c as u64, &mut |rec, z| {
                     let t = rec.iteration;
-                    if t > burn && (sweeps - t) % thin == 0 {
+                    if t > burn && (sweeps - t).is_multiple_of(thin) {
                         draws.push(Draw {
                             chain: c,
                             sweep: t,

@@ -14,6 +14,7 @@ fn seeds_reproduce_and_differ() {
     let x = uniform(300, 2, &mut rng(7));
     let fit = |seed: u64| {
         DpMeans::params(0.05)
+            .plain()
             .restarts(4)
             .seed(seed)
             .check()
@@ -70,6 +71,7 @@ fn results_are_bit_identical_on_one_and_two_threads() {
             "DP-means",
             Box::new(|| {
                 DpMeans::params(12.0)
+                    .plain()
                     .restarts(2)
                     .seed(5)
                     .check()
@@ -96,6 +98,7 @@ fn results_are_bit_identical_on_one_and_two_threads() {
             "collapsed",
             Box::new(|| {
                 CollapsedDpMeans::params(12.0)
+                    .plain()
                     .restarts(1)
                     .max_iter(10)
                     .seed(5)
@@ -149,6 +152,7 @@ fn results_do_not_depend_on_where_the_data_sit() {
                 "DP-means".to_string(),
                 Box::new(|x: &RowMatrix| {
                     DpMeans::params(0.05)
+                        .plain()
                         .restarts(3)
                         .seed(1)
                         .check()
@@ -161,6 +165,7 @@ fn results_do_not_depend_on_where_the_data_sit() {
                 "collapsed".to_string(),
                 Box::new(|x: &RowMatrix| {
                     CollapsedDpMeans::params(0.05)
+                        .plain()
                         .restarts(3)
                         .seed(1)
                         .check()

@@ -109,15 +109,19 @@ fn tabletop(a: TabletopArgs) -> Result<(), CliError> {
     if a.bp_restarts == 0 || a.collapsed_restarts == 0 || a.stepwise_restarts == 0 {
         return Err(CliError("restarts must be at least 1".into()));
     }
+    // The paper's algorithms as published (`plain`), as the paper's table reports them.
     let bp = BpMeans::params(a.penalty)
+        .plain()
         .restarts(a.bp_restarts)
         .seed(a.seed)
         .check()?;
     let col = CollapsedBpMeans::params(a.penalty)
+        .plain()
         .restarts(a.collapsed_restarts)
         .seed(a.seed)
         .check()?;
     let step = StepwiseKFeatures::params(a.penalty)
+        .plain()
         .restarts(a.stepwise_restarts)
         .seed(a.seed)
         .check()?;

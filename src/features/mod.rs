@@ -22,7 +22,7 @@ mod zmat;
 pub use lstsq::{LeastSquares, least_squares_means};
 pub use model::{EXACT_ROW_MAX_K, FeatureModel};
 pub use params::{
-    BpMeans, CollapsedBpMeans, FeatureAlgo, FeatureParams, FeatureValidParams, KFeatures,
-    StepwiseKFeatures,
+    BpMeans, CollapsedBpMeans, DEFAULT_MAX_ITER, DEFAULT_RESTARTS, FeatureAlgo, FeatureParams,
+    FeatureValidParams, KFeatures, StepwiseKFeatures,
 };
 pub use seeding::FeatureSeeding;

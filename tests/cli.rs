@@ -244,17 +244,39 @@ fn the_same_seed_gives_byte_identical_files_on_one_and_two_threads() {
 }
 
 #[test]
-fn demo_runs_and_finds_the_clusters_with_refine() {
+fn demo_finds_the_clusters_and_draws_the_four_block_shapes() {
     let o = madbayes(&["demo"]);
     assert!(o.status.success());
     let text = String::from_utf8_lossy(&o.stdout);
-    let refine = text
+    let row = |name: &str| -> Vec<String> {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("a {name} row in\n{text}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    // dp-means, K = 6, ARI 1 (the paper's algorithm finds 3 of the 6 here).
+    let dp = row("dp-means ");
+    assert_eq!((dp[1].as_str(), dp[3].as_str()), ("6", "1.0000"), "{dp:?}");
+    let bp = row("bp-means ");
+    assert_eq!(bp[1], "4", "{bp:?}");
+    let truth: f64 = row("the true Z")[6].parse().unwrap();
+    assert!(bp[2].parse::<f64>().unwrap() <= truth, "{bp:?} vs {truth}");
+    // Four pictures, each learned feature beside its true shape: 6 lines of 4 pairs.
+    let header = text
         .lines()
-        .find(|l| l.starts_with("dp-means --refine"))
-        .expect("a dp-means --refine row");
-    let cols: Vec<&str> = refine.split_whitespace().collect();
-    assert_eq!(cols[2], "6", "{refine}");
-    assert_eq!(cols[4], "1.0000", "{refine}");
+        .position(|l| l.starts_with("feature 1 ("))
+        .expect("the pictures");
+    assert!(text.lines().nth(header).unwrap().contains("feature 4 ("));
+    for line in text.lines().skip(header + 1).take(6) {
+        let cells: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(cells.len(), 8, "{line}");
+        // Every learned feature draws its shape exactly at this noise level.
+        for pair in cells.chunks(2) {
+            assert_eq!(pair[0], pair[1], "{line}");
+        }
+    }
 }
 
 // ---- bad input --------------------------------------------------------------------------

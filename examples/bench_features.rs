@@ -396,9 +396,10 @@ fn cmd_quality(a: &Args) -> Res<()> {
         None => String::new(),
     };
     println!(
-        "{{\"cmd\":\"quality\",\"data\":\"{}\",\"algo\":\"{algo}\",\"n\":{},\"penalty\":{penalty},\
+        "{{\"cmd\":\"quality\",\"label\":\"{}\",\"data\":\"{}\",\"algo\":\"{algo}\",\"n\":{},\"penalty\":{penalty},\
 \"restarts\":{},\"threads\":{threads},\"k\":{},\"objective\":{best:.4},\"runs_at_best\":{at_best},\
 \"runs_at_target\":{at_target},\"cpu_ms_per_run\":{:.4},\"wall_s\":{wall:.3},\"load\":\"{load_before} / {}\"{truth_json}}}",
+        a.str("label").unwrap_or(""),
         a.str("data")?,
         x.n_rows(),
         objs.len(),
@@ -451,9 +452,10 @@ fn cmd_quality_dp(a: &Args) -> Res<()> {
         .count();
     let ari = madbayes::metrics::adjusted_rand_index(fit.labels(), &blobs.labels);
     println!(
-        "{{\"cmd\":\"quality-dp\",\"algo\":\"{algo}\",\"n\":{n},\"d\":{d},\"k_true\":{k},\"sd\":{sd},\"penalty\":{penalty},\
+        "{{\"cmd\":\"quality-dp\",\"label\":\"{}\",\"algo\":\"{algo}\",\"n\":{n},\"d\":{d},\"k_true\":{k},\"sd\":{sd},\"penalty\":{penalty},\
 \"restarts\":{},\"k\":{},\"objective\":{best:.4},\"ari\":{ari:.4},\"runs_at_target\":{at_target},\
 \"cpu_ms_per_run\":{:.4},\"load\":\"{}\"}}",
+        a.str("label").unwrap_or(""),
         objs.len(),
         fit.k(),
         1e3 * cpu / objs.len() as f64,

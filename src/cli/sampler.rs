@@ -35,10 +35,7 @@ pub(super) enum SamplerChecked {
 
 /// Whether `algo` is one of the IBP methods.
 pub(super) fn is_sampler(algo: Algo) -> bool {
-    matches!(
-        algo,
-        Algo::IbpGibbs | Algo::IbpSemicollapsed | Algo::IbpAccelerated | Algo::Meibp
-    )
+    algo.family() == super::algos::Family::Ibp
 }
 
 /// Checks the sampler options of `args` (for a sampler `algo`).

@@ -110,7 +110,7 @@ mod block_tests {
         assert_eq!(even_blocks(2, 4), vec![0..1, 1..2, 2..2, 2..2]);
         assert!(check_blocks(&even_blocks(10, 3), 10).is_ok());
         assert!(check_blocks(&[0..4, 5..10], 10).is_err());
-        assert!(check_blocks(&vec![0..4], 10).is_err());
+        assert!(check_blocks(std::slice::from_ref(&(0..4)), 10).is_err());
         assert!(check_blocks(&[], 0).is_err());
     }
 }

@@ -58,7 +58,7 @@ fn feature_parameters_read_back() {
     );
     assert_eq!(p.seeding(), FeatureSeeding::Residual);
     let k = KFeatures::params(2).check().unwrap();
-    assert_eq!((k.penalty(), k.k(), k.refine()), (None, Some(2), false));
+    assert_eq!((k.penalty(), k.k(), k.refine()), (None, Some(2), true));
 }
 
 #[test]

@@ -78,6 +78,14 @@ fn z_array<'py>(py: Python<'py>, z: &[Vec<u8>], k: usize) -> PyResult<Bytes2<'py
     PyArray1::from_vec(py, v).reshape([z.len(), k])
 }
 
+/// Runs `f` without the GIL on the package's one-thread rayon pool (`crate::pool`, rebuilt
+/// in a forked child, so that the library's parallel loops never wait on a global pool whose
+/// threads stayed in the parent). One thread: Dask runs one task per worker thread.
+fn detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+    let pool = crate::pool(1)?;
+    Ok(py.detach(|| pool.install(f)))
+}
+
 fn same_width(what: &str, d: usize, expected: usize) -> PyResult<()> {
     if d != expected {
         return Err(PyValueError::new_err(format!(
@@ -104,8 +112,7 @@ fn checked_labels(l: &PyReadonlyArray1<'_, i64>, k: usize) -> PyResult<Vec<usize
 #[pyfunction]
 fn occ_check_rows(py: Python<'_>, rows: PyReadonlyArray2<'_, f64>) -> PyResult<()> {
     let r = Rows::of(&rows);
-    py.detach(|| madbayes::error::check_data(r.view()))
-        .map_err(fit_error)
+    detached(py, || madbayes::error::check_data(r.view()))?.map_err(fit_error)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -125,7 +132,9 @@ fn occ_dp_propose<'py>(
 ) -> PyResult<(Ints1<'py>, Floats2<'py>)> {
     let (r, c) = (Rows::of(&rows), Rows::of(&centres));
     same_width("centres", c.d, r.d)?;
-    let s = py.detach(|| dp_propose(r.view(), c.view(), penalty, k_max.unwrap_or(usize::MAX)));
+    let s = detached(py, || {
+        dp_propose(r.view(), c.view(), penalty, k_max.unwrap_or(usize::MAX))
+    })?;
     let l: Vec<i64> = s
         .labels
         .iter()
@@ -151,10 +160,10 @@ fn occ_dp_validate<'py>(
     for b in &blocks {
         same_width("a block of proposals", b.d, c.d)?;
     }
-    let v = py.detach(|| {
+    let v = detached(py, || {
         let views: Vec<MatrixView<'_>> = blocks.iter().map(Rows::view).collect();
         dp_validate(&views, c.view(), penalty, k_max.unwrap_or(usize::MAX))
-    });
+    })?;
     let per_block = v.labels.iter().map(|l| labels(py, l)).collect();
     Ok((matrix(py, &v.accepted)?, per_block))
 }
@@ -176,7 +185,7 @@ fn occ_cluster_stats<'py>(
             r.n
         )));
     }
-    let s = py.detach(|| ClusterStats::of_rows(r.view(), &l, k));
+    let s = detached(py, || ClusterStats::of_rows(r.view(), &l, k))?;
     let counts = PyArray1::from_vec(py, s.counts.iter().map(|&c| c as i64).collect());
     Ok((counts, matrix(py, &s.sums)?))
 }
@@ -277,7 +286,7 @@ fn occ_bp_propose<'py>(
         )));
     }
     let z0 = z_rows(&z_start);
-    let s = py.detach(|| {
+    let s = detached(py, || {
         bp_propose(
             r.view(),
             &z0,
@@ -285,7 +294,7 @@ fn occ_bp_propose<'py>(
             penalty,
             k_max.unwrap_or(usize::MAX),
         )
-    });
+    })?;
     Ok((z_array(py, &s.z, f.n)?, PyArray1::from_vec(py, s.proposes)))
 }
 
@@ -324,7 +333,7 @@ fn occ_bp_validate<'py>(
         }
         zs.push(z_rows(z));
     }
-    let v = py.detach(|| {
+    let v = detached(py, || {
         let views: Vec<MatrixView<'_>> = blocks.iter().map(Rows::view).collect();
         let refs: Vec<&[Vec<u8>]> = zs.iter().map(Vec::as_slice).collect();
         bp_validate(
@@ -334,7 +343,7 @@ fn occ_bp_validate<'py>(
             penalty,
             k_max.unwrap_or(usize::MAX),
         )
-    });
+    })?;
     let k = f.n + v.accepted.n_rows();
     let per_block =
         v.z.iter()
@@ -361,7 +370,7 @@ fn occ_feature_stats<'py>(
         )));
     }
     let zr = z_rows(&z);
-    let s = py.detach(|| FeatureStats::of_rows(r.view(), &zr, k));
+    let s = detached(py, || FeatureStats::of_rows(r.view(), &zr, k))?;
     let ztz = RowMatrix::new(k, k, s.ztz);
     Ok((matrix(py, &ztz)?, matrix(py, &s.ztx)?))
 }
@@ -394,7 +403,7 @@ fn occ_feature_solve<'py>(
             ztx: RowMatrix::new(k, d, values(x).into_owned()),
         });
     }
-    let (keep, a) = py.detach(|| total.solve());
+    let (keep, a) = detached(py, || total.solve())?;
     Ok((PyArray1::from_vec(py, keep), matrix(py, &a)?))
 }
 
@@ -478,7 +487,11 @@ fn occ_fit_dp_means<'py>(
         .max_iter(max_iter)
         .check()
         .map_err(param_error)?;
-    let fit = py.detach(|| p.fit_traced(r.view())).map_err(fit_error)?;
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let pool = crate::pool(threads)?;
+    let fit = py
+        .detach(|| pool.install(|| p.fit_traced(r.view())))
+        .map_err(fit_error)?;
     let d = PyDict::new(py);
     d.set_item("labels", labels(py, fit.model.labels()))?;
     d.set_item("centers", matrix(py, fit.model.means())?)?;
@@ -510,7 +523,11 @@ fn occ_fit_bp_means<'py>(
         .max_iter(max_iter)
         .check()
         .map_err(param_error)?;
-    let fit = py.detach(|| p.fit_traced(r.view())).map_err(fit_error)?;
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let pool = crate::pool(threads)?;
+    let fit = py
+        .detach(|| pool.install(|| p.fit_traced(r.view())))
+        .map_err(fit_error)?;
     let z = fit.model.z();
     let rows: Vec<Vec<u8>> = z.rows().map(<[u8]>::to_vec).collect();
     let d = PyDict::new(py);

@@ -169,6 +169,23 @@ def test_a_worker_killed_mid_fit_changes_nothing():
     _same_dp(est, reference)
 
 
+def _child_fit(X):
+    _core.occ_check_rows(X)  # 80 000 values: more than one of check_data's parallel chunks
+    return _runner_dp(X, 25.0, [20_000, 20_000], 2_000)["labels"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() exists on POSIX only")
+def test_the_occ_pieces_work_in_a_forked_child():
+    import multiprocessing as mp
+
+    X = _mixture(40_000, 2, 3, 1)
+    _core.default_penalty(X)  # runs on rayon's global pool, whose threads a child lacks
+    parent = _child_fit(X)
+    with mp.get_context("fork").Pool(1) as pool:
+        child = pool.apply_async(_child_fit, (X,)).get(timeout=60)
+    np.testing.assert_array_equal(child, parent)
+
+
 def test_the_default_penalty_follows_the_library_rule(client):
     X = _mixture(500, 3, 4, 5)
     est = madbayes.dask.DPMeans(epoch_size=64, chunk_rows=200).fit(X)

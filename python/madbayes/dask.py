@@ -227,9 +227,8 @@ class _Occ:
                 raise ValueError(f"X must hold numbers, got dtype {X.dtype}")
             if X.shape[0] < 1 or X.shape[1] < 1:
                 raise ValueError(f"X has shape {X.shape}; it needs at least one row and column")
-            for attr in ("feature_names_in_",):
-                if hasattr(self, attr):
-                    delattr(self, attr)
+            if hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
             self.n_features_in_ = X.shape[1]
             if len(X.chunks[1]) > 1:
                 X = X.rechunk({1: -1})

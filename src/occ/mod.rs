@@ -29,14 +29,13 @@
 
 mod bp;
 mod dp;
+mod params;
 
-pub use bp::{
-    BpProposals, BpValidation, FeatureStats, OccBpMeans, OccBpMeansParams, OccBpMeansValidParams,
-    bp_propose, bp_validate,
-};
-pub use dp::{
-    ClusterStats, DpProposals, DpValidation, OccDpMeans, OccDpMeansParams, OccDpMeansValidParams,
-    OccFit, dp_propose, dp_validate,
+pub use bp::{BpProposals, BpValidation, FeatureStats, OccBpMeans, bp_propose, bp_validate};
+pub use dp::{ClusterStats, DpProposals, DpValidation, OccDpMeans, dp_propose, dp_validate};
+pub use params::{
+    OccBpMeansParams, OccBpMeansValidParams, OccDpMeansParams, OccDpMeansValidParams, OccParams,
+    OccValidParams,
 };
 
 /// What an OCC run records beyond its result: for every iteration, the serial-equivalent
@@ -58,6 +57,39 @@ impl OccTrace {
     /// Proposals the validator did not accept (they were resolved against earlier ones).
     pub fn rejections(&self) -> usize {
         self.epochs.iter().flatten().map(|e| e.0 - e.1).sum()
+    }
+}
+
+/// A model fitted by OCC, with its [`OccTrace`].
+#[derive(Clone, Debug)]
+pub struct OccFit<M> {
+    /// The fitted model.
+    pub model: M,
+    /// The serial-equivalent orders and the proposals per epoch.
+    pub occ: OccTrace,
+}
+
+impl<M: crate::Model> crate::Model for OccFit<M> {
+    fn z(&self) -> crate::BinaryMatrix {
+        self.model.z()
+    }
+    fn means(&self) -> &crate::RowMatrix {
+        self.model.means()
+    }
+    fn objective(&self) -> f64 {
+        self.model.objective()
+    }
+    fn trace(&self) -> &[f64] {
+        self.model.trace()
+    }
+    fn n_iter(&self) -> usize {
+        self.model.n_iter()
+    }
+    fn stop(&self) -> crate::Stop {
+        self.model.stop()
+    }
+    fn predict_z(&self, x: &crate::RowMatrix) -> Result<crate::BinaryMatrix, crate::FitError> {
+        self.model.predict_z(x)
     }
 }
 

@@ -147,31 +147,49 @@ pub struct FitArgs {
     /// --max-iter).
     #[arg(long)]
     pub iterations: Option<usize>,
-    /// IBP methods: the concentration α (default 2; meibp 3).
+    /// IBP methods: the concentration α; given, it is fixed (samplers: default resampled
+    /// from 1, or 2 fixed with --plain; meibp 3).
     #[arg(long, allow_negative_numbers = true)]
     pub alpha: Option<f64>,
-    /// IBP methods: noise standard deviation σ_X (default 0.25 × the data's standard
-    /// deviation; meibp 0.75 ×).
+    /// IBP methods: noise standard deviation σ_X; given, it is fixed (samplers: default
+    /// resampled from 0.25 × the data's standard deviation, fixed there with --plain; meibp
+    /// 0.75 ×).
     #[arg(long, allow_negative_numbers = true)]
     pub sigma_x: Option<f64>,
-    /// IBP methods: feature standard deviation σ_A (default 0.75 × the data's standard
-    /// deviation).
+    /// IBP methods: feature standard deviation σ_A; given, it is fixed (samplers: default
+    /// resampled from 0.75 × the data's standard deviation, fixed there with --plain).
     #[arg(long, allow_negative_numbers = true)]
     pub sigma_a: Option<f64>,
     /// ibp-accelerated: rows per window W (default 1).
     #[arg(long)]
     pub window: Option<usize>,
-    /// IBP samplers: also resample α (conjugate Gamma) and σ_X, σ_A (inverse-gamma) every
-    /// sweep; off by default, so --alpha, --sigma-x and --sigma-a fix the model.
+    /// IBP samplers: resample α (conjugate Gamma) and σ_X, σ_A (inverse-gamma) every sweep
+    /// even when given (the given values are then the starting point). Without it the
+    /// hyperparameters that are not given are resampled, and the given ones fixed.
     #[arg(long)]
     pub resample: bool,
+    /// IBP samplers: the paper's plain sampler (Doshi-Velez & Ghahramani's defaults): α = 2,
+    /// σ_X = 0.25σ, σ_A = 0.75σ fixed, an empty start, no split–merge, no block update.
+    /// Options given beside it still apply.
+    #[arg(long)]
+    pub plain: bool,
     /// IBP samplers: where the chain starts — `empty` (no feature, the default), `prior` (Z
     /// drawn from the IBP prior) or `bp-means` (the Z of BP-means at --penalty, with
-    /// --restarts runs, default 10). Chains from an empty or prior start can stay trapped
-    /// far below the posterior's bulk when σ_X is small; a BP-means start is the MAD-Bayes
-    /// answer used as the sampler's starting point.
+    /// --restarts runs, default 10).
     #[arg(long, value_enum)]
     pub init: Option<Init>,
+    /// IBP samplers: start the chain from this Z (a CSV or .npy file of N rows of 0/1, one
+    /// column per feature), e.g. the final z.csv of another chain; replaces --init.
+    #[arg(long, value_name = "Z")]
+    pub init_z: Option<PathBuf>,
+    /// IBP samplers: split–merge Metropolis–Hastings attempts after every sweep (default
+    /// 10; 0: none).
+    #[arg(long, value_name = "N")]
+    pub split_merge: Option<usize>,
+    /// IBP samplers: after its single-entry updates each row draws its entries on a random
+    /// block of this many features jointly (default 3; 0: none).
+    #[arg(long, value_name = "B")]
+    pub block: Option<usize>,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
@@ -341,6 +359,10 @@ pub(super) fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
         refuse("window", args.window.is_some())?;
         refuse("resample", args.resample)?;
         refuse("init", args.init.is_some())?;
+        refuse("init-z", args.init_z.is_some())?;
+        refuse("split-merge", args.split_merge.is_some())?;
+        refuse("block", args.block.is_some())?;
+        refuse("plain", args.plain)?;
     }
     let refine_applies = matches!(algo, Algo::DpMeans | Algo::CollapsedDpMeans | Algo::BpMeans);
     refuse("refine", args.refine && !refine_applies)?;

@@ -348,6 +348,10 @@ fn fit_args(args: &PathArgs, penalty: f64) -> FitArgs {
         window: None,
         resample: false,
         init: None,
+        init_z: None,
+        split_merge: None,
+        block: None,
+        plain: false,
         quiet: true,
     }
 }

@@ -29,7 +29,7 @@ use std::fmt::Write as _;
 /// Sampler parameters checked before any data is read.
 pub(super) enum SamplerChecked {
     /// The chain's parameters, and BP-means' when it gives the starting Z (`--init bp-means`).
-    Ibp(IbpValidParams, Option<FeatureValidParams>),
+    Ibp(Box<IbpValidParams>, Option<FeatureValidParams>),
     Meibp(MeibpValidParams),
 }
 
@@ -56,18 +56,19 @@ pub(super) fn check(args: &FitArgs) -> Result<SamplerChecked, CliError> {
     refuse("refine", args.refine && !bp_init)?;
     refuse("reg", args.reg.is_some())?;
     refuse("restarts", args.restarts.is_some() && !bp_init)?;
-    let alpha = args
-        .alpha
-        .unwrap_or(if args.algo == Algo::Meibp { 3.0 } else { 2.0 });
     let err = |e: madbayes::ParamError| CliError(format!("{name}: {e}"));
     if args.algo == Algo::Meibp {
         refuse("window", args.window.is_some())?;
         refuse("init", args.init.is_some())?;
+        refuse("init-z", args.init_z.is_some())?;
+        refuse("split-merge", args.split_merge.is_some())?;
+        refuse("block", args.block.is_some())?;
+        refuse("plain", args.plain)?;
         let k = args
             .k
             .ok_or_else(|| CliError("meibp needs --k K, the largest number of features".into()))?;
         let mut p = Meibp::params(k)
-            .alpha(alpha)
+            .alpha(args.alpha.unwrap_or(3.0))
             .max_iter(args.iterations.unwrap_or(args.max_iter))
             .seed(args.seed);
         if let Some(s) = args.sigma_x {
@@ -87,11 +88,19 @@ pub(super) fn check(args: &FitArgs) -> Result<SamplerChecked, CliError> {
     if kind != IbpKind::Accelerated {
         refuse("window", args.window.is_some())?;
     }
-    let mut p = IbpSampler::params(kind)
-        .alpha(alpha)
-        .iterations(args.iterations.unwrap_or(1000))
-        .seed(args.seed)
-        .resample_hyper(args.resample);
+    let mut p = IbpSampler::params(kind).seed(args.seed);
+    if args.plain {
+        p = p.plain();
+    }
+    if let Some(a) = args.alpha {
+        p = p.alpha(a);
+    }
+    if let Some(n) = args.iterations {
+        p = p.iterations(n);
+    }
+    if args.resample {
+        p = p.resample_hyper(true);
+    }
     if let Some(s) = args.sigma_x {
         p = p.sigma_x(s);
     }
@@ -100,6 +109,22 @@ pub(super) fn check(args: &FitArgs) -> Result<SamplerChecked, CliError> {
     }
     if let Some(w) = args.window {
         p = p.window(w);
+    }
+    if let Some(a) = args.split_merge {
+        p = p.split_merge(a);
+    }
+    if let Some(b) = args.block {
+        p = p.block(b);
+    }
+    if let Some(path) = &args.init_z {
+        if args.init.is_some() {
+            return Err(CliError(
+                "--init and --init-z both say where the chain starts; give one".into(),
+            ));
+        }
+        let z = madbayes::io::read_matrix(path)
+            .map_err(|e| CliError(format!("--init-z {}: {e}", path.display())))?;
+        p = p.start_from(z);
     }
     let bp = match args.init {
         Some(Init::Prior) => {
@@ -121,9 +146,13 @@ pub(super) fn check(args: &FitArgs) -> Result<SamplerChecked, CliError> {
                 .map_err(|e| CliError(format!("--init bp-means: {e}")))?;
             Some(bp)
         }
-        Some(Init::Empty) | None => None,
+        Some(Init::Empty) => {
+            p = p.start_from_prior(false);
+            None
+        }
+        None => None,
     };
-    Ok(SamplerChecked::Ibp(p.check().map_err(err)?, bp))
+    Ok(SamplerChecked::Ibp(Box::new(p.check().map_err(err)?), bp))
 }
 
 /// One line of trace.csv (the held-out fields empty without a holdout).

@@ -290,7 +290,7 @@ fn a_refit_with_fewer_means_leaves_no_stale_pictures() {
                 .unwrap()
                 .file_name()
                 .to_string_lossy()
-                .starts_with('.')
+                .starts_with(".madbayes-partial")
         })
         .count();
     assert_eq!(hidden, 0, "staging folder left behind");

@@ -186,7 +186,9 @@ fn inputs_that_do_not_fit_the_model_are_refused() {
     let o = madbayes(&["predict", s(&fit), s(&narrow), "--out", s(&out)]);
     assert_refused(&o, &["3 columns", "36"], &out);
     // A folder that is not a result, a file that is not a model, a damaged model.
-    let o = madbayes(&["predict", s(dir.path()), s(&x), "--out", s(&out)]);
+    let empty = dir.path().join("empty");
+    fs::create_dir(&empty).unwrap();
+    let o = madbayes(&["predict", s(&empty), s(&x), "--out", s(&out)]);
     assert_refused(&o, &["model.json"], &out);
     let o = madbayes(&["predict", s(&x), s(&x), "--out", s(&out)]);
     assert_refused(&o, &["not a madbayes model"], &out);

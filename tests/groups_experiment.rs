@@ -246,7 +246,11 @@ fn digits_groups_add_up_and_kmeans_matches_a_fit() {
     let hidden = fs::read_dir(&out)
         .unwrap()
         .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(".madbayes-partial")
+        })
         .count();
     assert_eq!(hidden, 0);
 }

@@ -10,8 +10,8 @@
 //! range (about 6 to 44) where stepwise K-features settles on a base feature plus one
 //! feature per object: the fifth feature lowers the residual by about 44, the sixth by 6.
 
-use super::output::{Staging, binary_csv, matrix_csv};
-use super::{CliError, with_threads};
+use super::output::{Staging, binary_csv, check_out, matrix_csv};
+use super::{CliError, check_threads, with_threads};
 use madbayes::features::{BpMeans, CollapsedBpMeans, FeatureModel, StepwiseKFeatures};
 use madbayes::ibp::{IbpKind, IbpSampler};
 use madbayes::io::read_image_folder;
@@ -109,15 +109,24 @@ fn tabletop(a: TabletopArgs) -> Result<(), CliError> {
     if a.bp_restarts == 0 || a.collapsed_restarts == 0 || a.stepwise_restarts == 0 {
         return Err(CliError("restarts must be at least 1".into()));
     }
+    check_threads(a.threads)?;
+    for restarts in [a.bp_restarts, a.collapsed_restarts, a.stepwise_restarts] {
+        super::fit::check_run_lengths(restarts, 0, a.gibbs_sweeps)?;
+    }
+    check_out(&a.out, &[&a.images])?;
+    // The paper's algorithms as published (`plain`), as the paper's table reports them.
     let bp = BpMeans::params(a.penalty)
+        .plain()
         .restarts(a.bp_restarts)
         .seed(a.seed)
         .check()?;
     let col = CollapsedBpMeans::params(a.penalty)
+        .plain()
         .restarts(a.collapsed_restarts)
         .seed(a.seed)
         .check()?;
     let step = StepwiseKFeatures::params(a.penalty)
+        .plain()
         .restarts(a.stepwise_restarts)
         .seed(a.seed)
         .check()?;
@@ -130,7 +139,7 @@ fn tabletop(a: TabletopArgs) -> Result<(), CliError> {
         y.n_cols(),
         started.elapsed().as_secs_f64()
     );
-    let staging = Staging::open(&a.out)?;
+    let staging = Staging::open(&a.out, "experiment tabletop")?;
     let timed = |f: &(dyn Fn() -> Result<FeatureModel, madbayes::FitError> + Sync)| {
         let t = Instant::now();
         let m = with_threads(a.threads, f)??;

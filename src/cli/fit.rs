@@ -1,13 +1,13 @@
 //! `madbayes fit INPUT --algo ALGO --out DIR …`
 
-use super::output::{Staging, binary_csv, labels_csv, matrix_csv};
+use super::output::{Staging, binary_csv, check_out, labels_csv, matrix_csv};
 use super::pictures::{
     PixelResult, image_files, image_json, is_clustering, read_examples, trace_png,
 };
 use super::progress::RestartBar;
 use super::sampler::{self, SamplerChecked};
 use super::saved::{self, AnyModel, SavedLayout};
-use super::{CliError, with_threads};
+use super::{CliError, check_memory, check_threads, with_threads};
 use madbayes::clustering::{
     Clustering, CollapsedDpMeans, DpMeans, DpMeansValidParams, KMeans, KMeansValidParams,
     Mahalanobis, MahalanobisClustering, MahalanobisValidParams,
@@ -15,17 +15,18 @@ use madbayes::clustering::{
 use madbayes::error::check_data;
 use madbayes::eval::{FeaturePredictor, Holdout, predict_hidden_cluster};
 use madbayes::features::{
-    BpMeans, CollapsedBpMeans, FeatureModel, FeatureValidParams, KFeatures, StepwiseKFeatures,
+    BpMeans, CollapsedBpMeans, FeatureModel, FeatureSeeding, FeatureValidParams, KFeatures,
+    StepwiseKFeatures,
 };
 use madbayes::io::{ReadOptions, read_image_folder, read_matrix_with, write_npy_to};
 use madbayes::pca::Pca;
 use madbayes::plot::pictures::{ImageLayout, Kind};
 use madbayes::{BinaryMatrix, Model, RowMatrix, Stop};
 use serde_json::{Value, json};
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Instant;
 
-/// The algorithms `fit` can run.
 /// Where an IBP sampler's chain starts (`--init`).
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Init {
@@ -37,6 +38,26 @@ pub enum Init {
     BpMeans,
 }
 
+/// How the feature algorithms seed each run (`--seeding`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seeding {
+    /// The paper's: a base feature held by every row at the mean of the data, then residual
+    /// draws.
+    Base,
+    /// The authors' code: no base feature; even the first feature is a drawn row.
+    Residual,
+}
+
+impl Seeding {
+    pub(super) fn library(self) -> FeatureSeeding {
+        match self {
+            Seeding::Base => FeatureSeeding::BaseFeature,
+            Seeding::Residual => FeatureSeeding::Residual,
+        }
+    }
+}
+
+/// The algorithms `fit` can run.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Algo {
     /// K-means (k-means++ seeding, Lloyd); needs --k.
@@ -87,8 +108,9 @@ impl Algo {
 /// Options of `madbayes fit`.
 #[derive(clap::Args, Debug)]
 pub struct FitArgs {
-    /// Data: .csv (comma-separated numbers; a first line that is not numeric is a header),
-    /// .npy (2-D, f32 or f64, C or Fortran order), a folder of .png/.jpg images of one size
+    /// Data: .csv (comma-separated numbers; a first line without numbers is a header),
+    /// .npy (2-D; float64, float32, integers of 1 to 8 bytes or booleans, read as f64; C or
+    /// Fortran order), a folder of .png/.jpg images of one size
     /// (one row per image, pixels in [0, 1], files in natural order), or an MNIST IDX file
     /// (*-ubyte, *-ubyte.gz, .idx). One row per data point.
     pub input: PathBuf,
@@ -110,8 +132,9 @@ pub struct FitArgs {
     /// (dp-means, bp-means and stepwise variants).
     #[arg(long)]
     pub k: Option<usize>,
-    /// Independent runs; the lowest objective wins (default 10; the IBP methods run one
-    /// chain).
+    /// Independent runs; the lowest objective wins (default: the library's for the
+    /// algorithm, 10 for every one; the IBP methods run one chain, and --init bp-means
+    /// takes this many BP-means runs).
     #[arg(long)]
     pub restarts: Option<usize>,
     /// Seed of all randomness (run i uses stream i of it).
@@ -120,14 +143,28 @@ pub struct FitArgs {
     /// Worker threads (0: one per core). The result does not depend on it.
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
-    /// Iteration (sweep) cap of each run.
-    #[arg(long, default_value_t = 300)]
-    pub max_iter: usize,
-    /// dp-means variants: after convergence, also try exact single-point moves, merges and
-    /// splits of clusters; bp-means: removing a feature or merging two. Only what lowers the
-    /// objective is kept.
+    /// Iteration (sweep) cap of each run, and of the rounds of the refinement (default: the
+    /// library's for the algorithm: 300, mahalanobis 100).
+    #[arg(long)]
+    pub max_iter: Option<usize>,
+    /// Refine after convergence (on by default for dp-means, collapsed-dp-means, bp-means,
+    /// k-features and stepwise-k-features; with --plain, turns it back on): dp-means variants
+    /// try exact single-point moves, merges and splits of clusters; bp-means removing,
+    /// merging and growing features, deep moves and a collapsed polish; k-features replacing
+    /// a feature. Only what lowers the objective is kept.
     #[arg(long)]
     pub refine: bool,
+    /// The paper's algorithms exactly as published (dp-means variants and the feature
+    /// family): no refinement, and for the feature family the paper's seeding (base feature,
+    /// the drawn residual tested as it is); for the IBP samplers Doshi-Velez & Ghahramani's
+    /// sampler: α = 2, σ_X = 0.25σ, σ_A = 0.75σ fixed, an empty start, no split–merge, no
+    /// block update (options given beside it still apply). Faster, and usually worse.
+    #[arg(long)]
+    pub plain: bool,
+    /// Feature family: how each run is seeded — `base` (the paper's, the default) or
+    /// `residual` (the authors' code).
+    #[arg(long, value_enum)]
+    pub seeding: Option<Seeding>,
     /// mahalanobis: Φ = reg × (mean column variance) · I, the inverse-Wishart scale kept in
     /// the objective so that it stays bounded below.
     #[arg(long)]
@@ -168,11 +205,6 @@ pub struct FitArgs {
     /// hyperparameters that are not given are resampled, and the given ones fixed.
     #[arg(long)]
     pub resample: bool,
-    /// IBP samplers: the paper's plain sampler (Doshi-Velez & Ghahramani's defaults): α = 2,
-    /// σ_X = 0.25σ, σ_A = 0.75σ fixed, an empty start, no split–merge, no block update.
-    /// Options given beside it still apply.
-    #[arg(long)]
-    pub plain: bool,
     /// IBP samplers: where the chain starts — `empty` (no feature, the default), `prior` (Z
     /// drawn from the IBP prior) or `bp-means` (the Z of BP-means at --penalty, with
     /// --restarts runs, default 10).
@@ -196,9 +228,57 @@ pub struct FitArgs {
 }
 
 impl FitArgs {
-    pub(super) fn restarts(&self) -> usize {
-        self.restarts.unwrap_or(10)
+    /// `--restarts`, or the library's default for the algorithm.
+    pub fn restarts(&self) -> usize {
+        self.restarts.unwrap_or(match self.algo {
+            Algo::Kmeans => madbayes::clustering::kmeans::DEFAULT_RESTARTS,
+            Algo::DpMeans | Algo::CollapsedDpMeans => {
+                madbayes::clustering::dp_means::DEFAULT_RESTARTS
+            }
+            Algo::Mahalanobis => madbayes::clustering::mahalanobis::DEFAULT_RESTARTS,
+            // The feature family, and the BP-means start of the samplers (--init bp-means).
+            _ => madbayes::features::DEFAULT_RESTARTS,
+        })
     }
+
+    /// `--max-iter`, or the library's default for the algorithm.
+    pub fn max_iter(&self) -> usize {
+        self.max_iter.unwrap_or(match self.algo {
+            Algo::Kmeans => madbayes::clustering::kmeans::DEFAULT_MAX_ITER,
+            Algo::DpMeans | Algo::CollapsedDpMeans => {
+                madbayes::clustering::dp_means::DEFAULT_MAX_ITER
+            }
+            Algo::Mahalanobis => madbayes::clustering::mahalanobis::DEFAULT_MAX_ITER,
+            // The feature family, the BP-means start of the samplers, and MEIBP's iteration
+            // cap when --iterations is not given.
+            _ => madbayes::features::DEFAULT_MAX_ITER,
+        })
+    }
+
+    /// Whether the refinement runs (for the algorithms that have one).
+    pub fn refines(&self) -> bool {
+        refine_applies(self.algo) && (self.refine || !self.plain)
+    }
+}
+
+/// The algorithms with a refinement (and a `--plain` form).
+fn refine_applies(algo: Algo) -> bool {
+    matches!(
+        algo,
+        Algo::DpMeans
+            | Algo::CollapsedDpMeans
+            | Algo::BpMeans
+            | Algo::KFeatures
+            | Algo::StepwiseKFeatures
+    )
+}
+
+/// The feature family.
+fn is_feature(algo: Algo) -> bool {
+    matches!(
+        algo,
+        Algo::BpMeans | Algo::CollapsedBpMeans | Algo::KFeatures | Algo::StepwiseKFeatures
+    )
 }
 
 /// What is kept of an image-folder input to draw the pictures.
@@ -362,10 +442,13 @@ pub(super) fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
         refuse("init-z", args.init_z.is_some())?;
         refuse("split-merge", args.split_merge.is_some())?;
         refuse("block", args.block.is_some())?;
-        refuse("plain", args.plain)?;
     }
-    let refine_applies = matches!(algo, Algo::DpMeans | Algo::CollapsedDpMeans | Algo::BpMeans);
-    refuse("refine", args.refine && !refine_applies)?;
+    refuse("refine", args.refine && !refine_applies(algo))?;
+    let plain_applies = refine_applies(algo)
+        || algo == Algo::CollapsedBpMeans
+        || (sampler::is_sampler(algo) && algo != Algo::Meibp);
+    refuse("plain", args.plain && !plain_applies)?;
+    refuse("seeding", args.seeding.is_some() && !is_feature(algo))?;
     refuse("reg", args.reg.is_some() && algo != Algo::Mahalanobis)?;
     let checked = match algo {
         Algo::Kmeans => {
@@ -373,7 +456,7 @@ pub(super) fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
             Checked::KMeans(
                 KMeans::params(k()?)
                     .restarts(args.restarts())
-                    .max_iter(args.max_iter)
+                    .max_iter(args.max_iter())
                     .seed(args.seed)
                     .check()?,
             )
@@ -388,16 +471,16 @@ pub(super) fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
                 builder
                     .k_max(args.k)
                     .restarts(args.restarts())
-                    .max_iter(args.max_iter)
+                    .max_iter(args.max_iter())
                     .seed(args.seed)
-                    .refine(args.refine)
+                    .refine(args.refines())
                     .check()?,
             )
         }
         Algo::Mahalanobis => {
             let mut builder = Mahalanobis::params(k()?, penalty()?)
                 .restarts(args.restarts())
-                .max_iter(args.max_iter)
+                .max_iter(args.max_iter())
                 .seed(args.seed);
             if let Some(r) = args.reg {
                 builder = builder.reg(r);
@@ -408,7 +491,7 @@ pub(super) fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
             Checked::Sampler(sampler::check(args)?)
         }
         Algo::BpMeans | Algo::CollapsedBpMeans | Algo::KFeatures | Algo::StepwiseKFeatures => {
-            let builder = match algo {
+            let mut builder = match algo {
                 Algo::BpMeans => BpMeans::params(penalty()?).k(args.k),
                 Algo::CollapsedBpMeans => CollapsedBpMeans::params(penalty()?).k(args.k),
                 Algo::StepwiseKFeatures => StepwiseKFeatures::params(penalty()?).k(args.k),
@@ -417,13 +500,18 @@ pub(super) fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
                     KFeatures::params(k()?)
                 }
             };
-
+            if args.plain {
+                builder = builder.plain();
+            }
+            if let Some(s) = args.seeding {
+                builder = builder.seeding(s.library());
+            }
             Checked::Features(
                 builder
                     .restarts(args.restarts())
-                    .max_iter(args.max_iter)
+                    .max_iter(args.max_iter())
                     .seed(args.seed)
-                    .refine(args.refine)
+                    .refine(args.refines())
                     .check()?,
             )
         }
@@ -431,8 +519,63 @@ pub(super) fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
     Ok(checked)
 }
 
+/// The memory the run-length options ask for before any data is read: each restart's
+/// objective (kept, and written to summary.json), and each iteration's trace record (the
+/// samplers' trace.csv line and held-out scores).
+pub(super) fn check_run_lengths(
+    restarts: usize,
+    max_iter: usize,
+    iterations: usize,
+) -> Result<(), CliError> {
+    check_memory(
+        &format!("--restarts {restarts}"),
+        restarts as u128 * RESTART_BYTES,
+    )?;
+    check_memory(
+        &format!("--max-iter {max_iter}"),
+        max_iter as u128 * ITERATION_BYTES,
+    )?;
+    check_memory(
+        &format!("--iterations {iterations}"),
+        iterations as u128 * ITERATION_BYTES,
+    )
+}
+
+/// Bytes kept per restart: its objective, and its text in summary.json, with room to spare.
+const RESTART_BYTES: u128 = 64;
+/// Bytes kept per iteration: the trace record, its line of trace.csv and summary.json, and
+/// the held-out scores, with room to spare.
+const ITERATION_BYTES: u128 = 256;
+
+/// The memory a fixed number of clusters or features K asks for on N × D data: Z (N × K,
+/// also as z.csv), the means (K × D), and Mahalanobis' K covariances (D × D each), MEIBP's
+/// K × K and K × D statistics. (The accelerated sampler's `--window` needs W × (K + D)
+/// values with W at most N, no more than the data, so it needs no check.)
+fn check_model_size(args: &FitArgs, n: usize, d: usize) -> Result<(), CliError> {
+    let (n, d) = (n as u128, d as u128);
+    if let Some(k) = args.k {
+        let k = k as u128;
+        let bytes = match args.algo {
+            Algo::Kmeans | Algo::KFeatures => 8 * (2 * n * k + k * d),
+            Algo::Mahalanobis => 8 * (2 * n * k + k * d + 2 * k * d * d),
+            Algo::Meibp => 8 * (2 * n * k + k * k + 4 * k * d),
+            // A cap: only the K found is allocated.
+            _ => 0,
+        };
+        check_memory(&format!("--k {k} on {n} rows of {d} values"), bytes)?;
+    }
+    Ok(())
+}
+
 pub fn run(args: FitArgs) -> Result<(), CliError> {
     let checked = check_params(&args)?;
+    check_threads(args.threads)?;
+    check_run_lengths(
+        args.restarts(),
+        args.max_iter(),
+        args.iterations.unwrap_or(0),
+    )?;
+    check_out(&args.out, &[&args.input])?;
     let (x, images) = read_input(&args.input, args.grey)?;
     check_data(&x).map_err(|e| CliError(format!("{}: {e}", args.input.display())))?;
     let (x, projection) = match args.pca {
@@ -471,7 +614,8 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
             train.n_rows()
         )));
     }
-    let staging = Staging::open(&args.out)?;
+    check_model_size(&args, train.n_rows(), train.n_cols())?;
+    let staging = Staging::open(&args.out, "fit")?;
 
     let bar = RestartBar::new(args.algo.name(), args.quiet);
     let ticker = bar.reveal_later();
@@ -500,6 +644,7 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
         seconds,
         projection: projection.as_ref(),
         images: images.as_ref(),
+        split: split.as_ref(),
     };
     write_result(staging, &out)
 }
@@ -564,6 +709,21 @@ struct Output<'a> {
     seconds: f64,
     projection: Option<&'a Projection>,
     images: Option<&'a ImageInput>,
+    split: Option<&'a Holdout>,
+}
+
+/// `--holdout`'s split: `heldout_rows.csv`, the 0-based indices of the test rows (ascending,
+/// one per line), and `heldout_entries.csv`, the hidden entries as `row,col` lines (0-based,
+/// under a `row,col` header), so that the scores can be reproduced outside madbayes.
+fn holdout_files(h: &Holdout) -> (String, String) {
+    let rows = labels_csv(&h.test_rows);
+    let mut entries = String::from("row,col\n");
+    for (&row, cols) in h.test_rows.iter().zip(&h.hidden) {
+        for c in cols {
+            let _ = writeln!(entries, "{row},{c}");
+        }
+    }
+    (rows, entries)
 }
 
 fn write_result(mut staging: Staging, out: &Output) -> Result<(), CliError> {
@@ -576,6 +736,11 @@ fn write_result(mut staging: Staging, out: &Output) -> Result<(), CliError> {
     staging.write("z.csv", binary_csv(&fitted.z).as_bytes())?;
     for (name, body) in &fitted.extra_files {
         staging.write(name, body.as_bytes())?;
+    }
+    if let Some(h) = out.split {
+        let (rows, entries) = holdout_files(h);
+        staging.write("heldout_rows.csv", rows.as_bytes())?;
+        staging.write("heldout_entries.csv", entries.as_bytes())?;
     }
     let mut summary = summary_json(args, x, fitted, seconds);
     let means_original = match projection {
@@ -694,11 +859,13 @@ fn summary_json(args: &FitArgs, x: &RowMatrix, fitted: &Fitted, seconds: f64) ->
         "objective": fitted.objective,
         "penalty": args.penalty,
         "k_max": k_max,
-        "refine": args.refine,
+        "refine": args.refines(),
+        "plain": args.plain,
+        "seeding": is_feature(args.algo).then(|| args.seeding.map_or(FeatureSeeding::default(), Seeding::library).name()),
         "restarts": args.restarts(),
         "seed": args.seed,
         "threads": args.threads,
-        "max_iter": args.max_iter,
+        "max_iter": args.max_iter(),
         "iterations": fitted.n_iter,
         "converged": fitted.stop == Stop::Converged,
         "stop": fitted.stop.name(),
@@ -720,6 +887,8 @@ fn summary_json(args: &FitArgs, x: &RowMatrix, fitted: &Fitted, seconds: f64) ->
                 "objective",
                 "penalty",
                 "refine",
+                "plain",
+                "seeding",
                 "restarts",
                 "best_run",
                 "restart_objectives",

@@ -1,11 +1,11 @@
 //! `madbayes gen KIND --out DIR …`: seeded synthetic data with known truth, written as
 //! x.csv (or x.npy), z.csv, a.csv and params.json.
 
-use super::CliError;
-use super::output::{Staging, binary_csv, matrix_csv};
+use super::output::{Staging, binary_csv, check_out, matrix_csv};
+use super::{CliError, check_memory};
 use madbayes::RowMatrix;
 use madbayes::generate::{
-    FeatureData, block_images, gaussian_blobs, ibp_linear_gaussian, meibp_factors,
+    FeatureData, block_images, gaussian_blobs, ibp_k_bound, ibp_linear_gaussian, meibp_factors,
 };
 use madbayes::io::write_npy_to;
 use serde_json::json;
@@ -100,6 +100,8 @@ pub fn run(args: GenArgs) -> Result<(), CliError> {
     )?;
     refuse("alpha", args.alpha.is_some() && kind != Kind::Ibp)?;
     refuse("sigma-a", args.sigma_a.is_some() && kind != Kind::Ibp)?;
+    check_sizes(&args)?;
+    check_out(&args.out, &[])?;
     let seed = args.seed;
     let (data, params) = match kind {
         Kind::Blocks => {
@@ -139,7 +141,7 @@ pub fn run(args: GenArgs) -> Result<(), CliError> {
         }
         Kind::Blobs => blobs(&args)?,
     };
-    let mut staging = Staging::open(&args.out)?;
+    let mut staging = Staging::open(&args.out, "gen")?;
     let x_name = if args.npy {
         let mut buf = Vec::new();
         write_npy_to(&mut buf, &data.x)?;
@@ -177,6 +179,38 @@ pub fn run(args: GenArgs) -> Result<(), CliError> {
         args.out.display()
     );
     Ok(())
+}
+
+/// Refuses N, D and K whose data and files cannot be held in memory, before anything is
+/// drawn: X, Z and A as `f64`, and the text of x.csv (or x.npy), z.csv and a.csv, which are
+/// built in memory before they are written (up to 25 bytes per value in CSV).
+fn check_sizes(args: &GenArgs) -> Result<(), CliError> {
+    let n = args.n.unwrap_or(match args.kind {
+        Kind::Blocks | Kind::Ibp => 100,
+        Kind::Meibp => 500,
+        Kind::Blobs => 600,
+    });
+    let (d, k) = match args.kind {
+        Kind::Blocks => (36, 4),
+        Kind::Meibp => (args.d.unwrap_or(500), args.k.unwrap_or(20)),
+        Kind::Ibp => (
+            args.d.unwrap_or(36),
+            ibp_k_bound(n, args.alpha.unwrap_or(3.0).max(0.0)),
+        ),
+        Kind::Blobs => (args.d.unwrap_or(2), args.k.unwrap_or(6)),
+    };
+    let (n128, d128, k128) = (n as u128, d as u128, k as u128);
+    let x_text: u128 = if args.npy { 8 } else { 25 };
+    let bytes = (n128 * d128)
+        .saturating_mul(8 + x_text)
+        .saturating_add(n128.saturating_mul(k128).saturating_mul(8 + 2))
+        .saturating_add(k128.saturating_mul(d128).saturating_mul(8 + 25));
+    let what = match args.kind {
+        Kind::Blocks => format!("--n {n} (D = 36, K = 4)"),
+        Kind::Ibp => format!("--n {n} and --d {d} (with up to {k} features)"),
+        _ => format!("--n {n}, --d {d} and --k {k}"),
+    };
+    check_memory(&what, bytes)
 }
 
 /// Gaussian clusters as feature data: z one-hot, a the centers.

@@ -28,7 +28,7 @@
 //! most first (ties: the algorithm's order), so the base feature is the first digit of every
 //! code, as in the paper's `100`, `110`, `101`, `111`.
 
-use super::output::{Staging, binary_csv, labels_csv, matrix_csv};
+use super::output::{Staging, binary_csv, check_out, labels_csv, matrix_csv};
 use super::pictures::{PixelResult, image_files, read_examples};
 use super::{CliError, with_threads};
 use madbayes::clustering::{Clustering, KMeans};
@@ -397,7 +397,9 @@ impl Profile {
 
 fn profile(y: &RowMatrix, a: &GroupsArgs) -> Result<Profile, CliError> {
     let tiny = f64::MIN_POSITIVE;
+    // The paper's stepwise K-features as published (as for the rest of the experiment).
     let p = StepwiseKFeatures::params(tiny)
+        .plain()
         .k(Some(PROFILE_K.min(y.n_rows())))
         .restarts(a.restarts)
         .seed(a.seed)
@@ -556,6 +558,9 @@ pub fn run(a: GroupsArgs) -> Result<(), CliError> {
     if a.limit == Some(0) || a.dims == Some(0) {
         return Err(CliError("--limit and --dims must be at least 1".into()));
     }
+    super::check_threads(a.threads)?;
+    super::fit::check_run_lengths(a.restarts, 0, 0)?;
+    check_out(&a.out, &[&a.input])?;
     let started = Instant::now();
     let kind = resolve_kind(&a.input, a.kind)?;
     let mut input = with_threads(a.threads, || read_input(&a.input, kind, a.grey))??;
@@ -583,7 +588,7 @@ pub fn run(a: GroupsArgs) -> Result<(), CliError> {
     let prepared: PaperMatrix = with_threads(a.threads, || paper_matrix(x, dims))?
         .map_err(|e| CliError(format!("--dims {dims}: {e}")))?;
     let y = &prepared.y;
-    let staging = Staging::open(&a.out)?;
+    let staging = Staging::open(&a.out, "experiment groups")?;
     let prepare_secs = started.elapsed().as_secs_f64();
 
     let t = Instant::now();
@@ -619,6 +624,7 @@ pub fn run(a: GroupsArgs) -> Result<(), CliError> {
     );
     let t = Instant::now();
     let step = StepwiseKFeatures::params(penalty)
+        .plain()
         .restarts(a.restarts)
         .seed(a.seed)
         .check()?;

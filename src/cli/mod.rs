@@ -63,6 +63,7 @@ impl<E: std::error::Error> From<E> for CliError {
 
 /// Runs the command line and returns the process exit status.
 pub fn main() -> i32 {
+    output::install_signal_handler();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -90,11 +91,50 @@ pub fn main() -> i32 {
     }
 }
 
+/// The cores of this machine (1 when the system does not say).
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The most worker threads `--threads` may ask for: 4 per core. More only slow a run down
+/// (each thread has its own scratch memory and they take turns on the cores), and a typo
+/// such as `--threads 10000` would otherwise start ten thousand threads.
+pub(crate) fn max_threads() -> usize {
+    4 * cores()
+}
+
+/// Checks `--threads` (0: one per core) against [`max_threads`].
+pub(crate) fn check_threads(threads: usize) -> Result<(), CliError> {
+    let max = max_threads();
+    if threads > max {
+        let c = cores();
+        return Err(CliError(format!(
+            "--threads {threads}: this machine has {c} core{}, so at most {max} threads (4 per core) are allowed; give --threads {c}, or 0 for one per core",
+            if c == 1 { "" } else { "s" }
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses a request of `bytes` bytes that the memory available cannot hold; `what` says
+/// what asked for them (e.g. `--n 100000000000 rows of 36 values`).
+pub(crate) fn check_memory(what: &str, bytes: u128) -> Result<(), CliError> {
+    use madbayes::io::{fits_in_memory, human_bytes};
+    fits_in_memory(bytes).map_err(|available| {
+        CliError(format!(
+            "{what} would need about {} of memory, more than the {} available; ask for less",
+            human_bytes(bytes),
+            human_bytes(u128::from(available))
+        ))
+    })
+}
+
 /// Runs `f` on a rayon pool of `threads` threads (0: one per core).
 pub(crate) fn with_threads<T: Send>(
     threads: usize,
     f: impl FnOnce() -> T + Send,
 ) -> Result<T, CliError> {
+    check_threads(threads)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()

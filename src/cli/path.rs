@@ -15,10 +15,10 @@
 //! fitted from scratch with all its restarts — no warm start from the neighbouring
 //! penalty's solution, so every row is what `fit --penalty P` with the same options gives.
 
-use super::fit::{Algo, FitArgs, check_params, fit_checked, read_input};
-use super::output::Staging;
+use super::fit::{Algo, FitArgs, check_params, check_run_lengths, fit_checked, read_input};
+use super::output::{Staging, check_out};
 use super::progress::RestartBar;
-use super::{CliError, with_threads};
+use super::{CliError, check_threads, with_threads};
 use madbayes::error::check_data;
 use madbayes::pca::Pca;
 use madbayes::plot::chart::{Chart, charts_png};
@@ -53,21 +53,27 @@ pub struct PathArgs {
     /// Most clusters or features allowed.
     #[arg(long)]
     pub k: Option<usize>,
-    /// Independent runs per penalty; the lowest objective wins.
-    #[arg(long, default_value_t = 10)]
-    pub restarts: usize,
+    /// Independent runs per penalty; the lowest objective wins (default: as for `fit`).
+    #[arg(long)]
+    pub restarts: Option<usize>,
     /// Seed of all randomness (the same for every penalty).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Worker threads (0: one per core).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
-    /// Iteration cap of each run.
-    #[arg(long, default_value_t = 300)]
-    pub max_iter: usize,
-    /// As for `fit` (dp-means variants and bp-means).
+    /// Iteration cap of each run (default: as for `fit`).
+    #[arg(long)]
+    pub max_iter: Option<usize>,
+    /// As for `fit`.
     #[arg(long)]
     pub refine: bool,
+    /// As for `fit`: the paper's algorithms as published.
+    #[arg(long)]
+    pub plain: bool,
+    /// As for `fit` (feature family): `base` or `residual`.
+    #[arg(long, value_enum)]
+    pub seeding: Option<super::fit::Seeding>,
     /// Fit on the top D' principal components (computed once for the whole path).
     #[arg(long, value_name = "D'")]
     pub pca: Option<usize>,
@@ -93,7 +99,12 @@ pub struct Stable {
     pub last: usize,
 }
 
-/// The penalty grid, sorted increasing; errors say what is wrong with it.
+/// The most penalties a path may have. Each is a full fit with all its restarts, so even
+/// 10 000 is hours of work on most data; more is a typo (`1:10:100000000`).
+pub const MAX_PENALTIES: usize = 10_000;
+
+/// The penalty grid, sorted increasing; errors say what is wrong with it. Nothing is
+/// allocated for a range before its COUNT is checked against [`MAX_PENALTIES`].
 pub fn grid(penalties: Option<&str>, range: Option<&str>) -> Result<Vec<f64>, String> {
     let mut g = match (penalties, range) {
         (Some(list), None) => {
@@ -110,6 +121,12 @@ pub fn grid(penalties: Option<&str>, range: Option<&str>) -> Result<Vec<f64>, St
                     })
                 })
                 .collect::<Result<Vec<f64>, String>>()?;
+            if p.len() > MAX_PENALTIES {
+                return Err(format!(
+                    "--penalties: {} values, more than the {MAX_PENALTIES} a path may have (each is a full fit)",
+                    p.len()
+                ));
+            }
             if let Some(bad) = p.iter().find(|v| !(v.is_finite() && **v > 0.0)) {
                 return Err(format!(
                     "--penalties: {bad} is not a positive number; every penalty must be > 0"
@@ -137,6 +154,11 @@ pub fn grid(penalties: Option<&str>, range: Option<&str>) -> Result<Vec<f64>, St
             if count < 2 {
                 return Err(format!(
                     "--penalty-range: COUNT = {count} must be at least 2"
+                ));
+            }
+            if count > MAX_PENALTIES {
+                return Err(format!(
+                    "--penalty-range: COUNT = {count} is more than the {MAX_PENALTIES} penalties a path may have (each is a full fit); give at most {MAX_PENALTIES}"
                 ));
             }
             let (a, b) = (lo.ln(), hi.ln());
@@ -193,6 +215,9 @@ pub fn run(args: PathArgs) -> Result<(), CliError> {
     }
     let penalties =
         grid(args.penalties.as_deref(), args.penalty_range.as_deref()).map_err(CliError)?;
+    check_threads(args.threads)?;
+    check_run_lengths(args.restarts.unwrap_or(0), args.max_iter.unwrap_or(0), 0)?;
+    check_out(&args.out, &[&args.input])?;
     // Every penalty's parameters are checked before any data is read.
     let checked = penalties
         .iter()
@@ -219,7 +244,7 @@ pub fn run(args: PathArgs) -> Result<(), CliError> {
             x.n_rows()
         )));
     }
-    let mut staging = Staging::open(&args.out)?;
+    let mut staging = Staging::open(&args.out, "path")?;
     let progress = !args.quiet && std::io::stderr().is_terminal();
     let silent = RestartBar::new(args.algo.name(), true);
     let n = penalties.len();
@@ -258,17 +283,19 @@ pub fn run(args: PathArgs) -> Result<(), CliError> {
     }
     staging.write("path.csv", csv.as_bytes())?;
     staging.write("path.png", &path_png(args.algo.name(), &rows))?;
+    let fit0 = fit_args(&args, penalties[0]);
     let json = json!({
         "algo": args.algo.name(),
         "input": args.input.display().to_string(),
         "n": x.n_rows(),
         "d": x.n_cols(),
         "pca": args.pca,
-        "restarts": args.restarts,
+        "restarts": fit0.restarts(),
         "seed": args.seed,
         "k_max": args.k,
-        "refine": args.refine,
-        "max_iter": args.max_iter,
+        "refine": fit0.refines(),
+        "plain": args.plain,
+        "max_iter": fit0.max_iter(),
         "rows": rows.iter().map(|r| json!({
             "penalty": r.penalty, "k": r.k, "objective": r.objective,
             "iterations": r.iterations, "seconds": r.seconds,
@@ -333,11 +360,13 @@ fn fit_args(args: &PathArgs, penalty: f64) -> FitArgs {
         out: args.out.clone(),
         penalty: Some(penalty),
         k: args.k,
-        restarts: Some(args.restarts),
+        restarts: args.restarts,
         seed: args.seed,
         threads: args.threads,
         max_iter: args.max_iter,
         refine: args.refine,
+        plain: args.plain,
+        seeding: args.seeding,
         reg: None,
         pca: args.pca,
         holdout: None,
@@ -351,7 +380,6 @@ fn fit_args(args: &PathArgs, penalty: f64) -> FitArgs {
         init_z: None,
         split_merge: None,
         block: None,
-        plain: false,
         quiet: true,
     }
 }

@@ -5,9 +5,9 @@
 //! in) and `summary.json`.
 
 use super::fit::read_input;
-use super::output::{Staging, binary_csv, labels_csv, matrix_csv};
+use super::output::{Staging, binary_csv, check_out, labels_csv, matrix_csv};
 use super::saved::{ModelFile, SavedLayout};
-use super::{CliError, with_threads};
+use super::{CliError, check_threads, with_threads};
 use madbayes::error::check_data;
 use serde_json::json;
 use std::path::PathBuf;
@@ -33,6 +33,8 @@ pub struct PredictArgs {
 }
 
 pub fn run(args: PredictArgs) -> Result<(), CliError> {
+    check_threads(args.threads)?;
+    check_out(&args.out, &[&args.input, &args.model])?;
     let (saved, model_path) = ModelFile::read(&args.model)?;
     let (x, images) = read_input(&args.input, args.grey)?;
     let input = args.input.display();
@@ -63,7 +65,7 @@ pub fn run(args: PredictArgs) -> Result<(), CliError> {
             saved.input_columns
         )));
     }
-    let staging = Staging::open(&args.out)?;
+    let staging = Staging::open(&args.out, "predict")?;
     let started = Instant::now();
     let (z, labels, recon) = with_threads(args.threads, || -> Result<_, madbayes::FitError> {
         let y = match &saved.pca {

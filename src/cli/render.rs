@@ -68,7 +68,7 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
             vec![("trace.png".to_string(), trace_png(algo, &trace))]
         }
     };
-    let mut staging = Staging::open(dir)?;
+    let mut staging = Staging::update(dir)?;
     for (name, bytes) in &files {
         staging.write(name, bytes)?;
     }

@@ -1,7 +1,7 @@
 //! Binary latent features with fixed loadings: the four block images and the MEIBP
 //! synthetic factors, X = Z A + σ_X E with Z_nk ~ Bernoulli(p).
 
-use super::{GenError, check, check_prob, check_sd, standard_normal};
+use super::{GenError, check, check_memory, check_prob, check_sd, standard_normal};
 use crate::RowMatrix;
 use crate::restarts::run_rng;
 use rand::RngExt;
@@ -37,6 +37,7 @@ pub fn block_images(n: usize, p: f64, sigma_x: f64, seed: u64) -> Result<Feature
     check(n >= 1, "n", "at least 1", n)?;
     check_prob(p)?;
     check_sd("sigma-x", sigma_x)?;
+    check_memory(n, 36, 4)?;
     let rows: Vec<Vec<f64>> = BLOCK_SHAPES
         .iter()
         .map(|s| s.iter().map(|&v| f64::from(v)).collect())
@@ -111,7 +112,8 @@ fn check_sizes(n: usize, d: usize, k: usize, p: f64, sigma_x: f64) -> Result<(),
     check(d >= 1, "d", "at least 1", d)?;
     check(k >= 1, "k", "at least 1", k)?;
     check_prob(p)?;
-    check_sd("sigma-x", sigma_x)
+    check_sd("sigma-x", sigma_x)?;
+    check_memory(n, d, k)
 }
 
 /// An `n × k` matrix of independent Bernoulli(`p`) entries.

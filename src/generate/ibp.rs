@@ -1,7 +1,7 @@
 //! Draws from the Indian buffet process prior and its linear Gaussian model.
 
 use super::features::{FeatureData, linear_gaussian};
-use super::{GenError, check, check_sd, standard_normal};
+use super::{GenError, check, check_memory, check_sd, ibp_k_bound, standard_normal};
 use crate::RowMatrix;
 use crate::restarts::run_rng;
 use rand::RngExt;
@@ -79,6 +79,7 @@ pub fn ibp_linear_gaussian(
     )?;
     check_sd("sigma-a", sigma_a)?;
     check_sd("sigma-x", sigma_x)?;
+    check_memory(n, d, ibp_k_bound(n, alpha))?;
     let mut rng = run_rng(seed, 0);
     let z = ibp_restaurant(n, alpha, &mut rng);
     let k = z.n_cols();

@@ -15,6 +15,7 @@
 //! `run_rng(seed, 0)` only, so a seed fixes the result whatever the thread count.
 
 mod accelerated;
+mod chains;
 mod collapsed;
 mod common;
 mod dense;
@@ -28,6 +29,7 @@ mod semi;
 pub mod split_merge;
 mod state;
 
+pub use chains::{AlignedFeatures, ChainDiagnostics, Draw, IbpPosterior};
 pub use meibp::{
     Extremes, Meibp, MeibpFit, MeibpParams, MeibpTraceRecord, MeibpValidParams, RowObjective,
 };

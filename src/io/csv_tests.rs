@@ -1,5 +1,6 @@
 //! Tests of the CSV reader on in-memory text.
 
+use super::csv::parse_csv_within;
 use super::{ReadError, parse_csv};
 use crate::RowMatrix;
 
@@ -64,14 +65,68 @@ fn header_is_detected_and_skipped() {
     // One non-numeric cell is enough (a pandas index column, say).
     let x = parse(",a,b\r\n0,1.5,2\r\n1,3,4\r\n").unwrap();
     assert_eq!(x, RowMatrix::from_rows(&[[0.0, 1.5, 2.0], [1.0, 3.0, 4.0]]));
-    let x = parse("id,1,2\n7,8,9\n").unwrap();
-    assert_eq!(x.as_slice(), &[7.0, 8.0, 9.0]);
     // Header with a byte-order mark and quoted names.
     let x = parse("\u{feff}\"a\",\"b\"\n1,2\n").unwrap();
     assert_eq!(x.as_slice(), &[1.0, 2.0]);
     // A BOM before numbers is not a header.
     let x = parse("\u{feff}1,2\n3,4\n").unwrap();
     assert_eq!(x.n_rows(), 2);
+}
+
+/// Issue 10: `0,1\n1,2x` lost its first row, taken for a header; a first line that mixes
+/// numbers and text is now an error naming the text cell.
+#[test]
+fn a_first_line_mixing_numbers_and_text_is_an_error() {
+    assert_msg(
+        "1,2x\n3,4\n",
+        &[
+            "data.csv line 1, column 2:",
+            "\"2x\" is not a number",
+            "header line holds no numbers",
+        ],
+    );
+    assert_msg("id,1,2\n7,8,9\n", &["line 1, column 1:", "\"id\""]);
+    // The first text cell is named, whatever comes before it.
+    assert_msg(" , 5 ,b,c\n1,2,3,4\n", &["line 1, column 3:", "\"b\""]);
+    // On later lines a text cell is the usual error.
+    assert_msg(
+        "1,2\n3,4x\n",
+        &["line 2, column 2:", "\"4x\" is not a number"],
+    );
+}
+
+/// The reader stops with a message, not an abort, when the values outgrow the memory it may
+/// use or a line never ends.
+#[test]
+fn memory_and_line_limits() {
+    let text = "1,2,3\n".repeat(2000);
+    let x = parse_csv_within(text.as_bytes(), "data.csv", 1 << 20, 1 << 10).unwrap();
+    assert_eq!(x.n_rows(), 2000);
+    // 6000 values need 48 000 bytes; allow 40 000.
+    let e = parse_csv_within(text.as_bytes(), "data.csv", 40_000, 1 << 10).unwrap_err();
+    let msg = e.to_string();
+    assert!(matches!(e, ReadError::OutOfMemory { cols: 3, .. }), "{e:?}");
+    assert!(msg.contains("40.0 kB of memory is available"), "{msg}");
+    let long = format!("1,2\n{}\n", "7,".repeat(100));
+    let e = parse_csv_within(long.as_bytes(), "data.csv", 1 << 20, 64).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ReadError::LineTooLong {
+                line: 2,
+                limit: 64,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string()
+            .contains("data.csv line 2: longer than 64 bytes")
+    );
+    // A line of exactly the limit, with its line break, is fine.
+    let x = parse_csv_within("1,22\n3,44\n".as_bytes(), "data.csv", 1 << 20, 5).unwrap();
+    assert_eq!(x.as_slice(), &[1.0, 22.0, 3.0, 44.0]);
 }
 
 #[test]

@@ -14,7 +14,7 @@
 //! 2³²) for a compressed one. The data are then streamed in chunks, and a stream that ends
 //! early, holds more bytes than the header says, or fails its CRC is an error.
 
-use super::{ReadError, open, os_error};
+use super::{ReadError, check_matrix_memory, open, os_error, reserve};
 use crate::RowMatrix;
 use flate2::read::GzDecoder;
 use std::io::{BufReader, Read, Seek, SeekFrom};
@@ -148,16 +148,11 @@ fn parse(mut r: impl Read, size: Size, name: &str) -> Result<Idx, ReadError> {
             detail: format!("the header says {what}"),
         });
     }
+    // One byte per value in the file, eight in memory.
+    check_matrix_memory(name, n, per_row)?;
     let total = needed as usize;
     let mut values: Vec<f64> = Vec::new();
-    values
-        .try_reserve_exact(total)
-        .map_err(|_| ReadError::OutOfMemory {
-            name: name.to_string(),
-            rows,
-            cols,
-            bytes: needed * 8,
-        })?;
+    reserve(&mut values, total, name, n, per_row)?;
     let divisor = if n_dims == 3 { 255.0 } else { 1.0 };
     let mut buf = vec![0u8; CHUNK];
     while values.len() < total {

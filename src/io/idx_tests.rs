@@ -137,3 +137,26 @@ fn wrong_magic_is_named() {
     let m = err(&p);
     assert!(m.contains("0x00000802") && m.contains("0x00000803"), "{m}");
 }
+
+/// A gzip file cannot show its uncompressed size beyond 4 GiB, so a header claiming more
+/// passes the size check; the matrix is then compared with the memory available and
+/// refused before anything is allocated.
+#[test]
+fn a_gzip_header_beyond_memory_is_refused_before_allocating() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut header = Vec::new();
+    for v in [2051u32, u32::MAX, 255, 255] {
+        header.extend_from_slice(&v.to_be_bytes());
+    }
+    let p = put(dir.path(), "huge-ubyte.gz", &gzip(&header));
+    match read_idx(&p) {
+        Err(e @ ReadError::OutOfMemory { .. }) => {
+            let m = e.to_string();
+            assert!(
+                m.contains("4294967295 × 65025") && m.contains("of memory is available"),
+                "{m}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -32,7 +32,7 @@
 //! RGB PNG, scaled by its min and max or by a fixed range; a row read by
 //! [`read_image_folder`] and written back with [`PixelScale::UNIT`] gives the same bytes.
 
-use super::{ReadError, os_error};
+use super::{ReadError, check_matrix_memory, os_error, reserve};
 use crate::RowMatrix;
 use rayon::prelude::*;
 use std::cmp::Ordering;
@@ -221,13 +221,13 @@ pub fn read_image_folder(dir: &Path, grey: bool) -> Result<ImageSet, ReadError> 
                     (height, width, channels) = (im.height, im.width, im.channels);
                     first = Some(im.shape());
                     let total = im.values.len().saturating_mul(files.len());
-                    data.try_reserve_exact(total)
-                        .map_err(|_| ReadError::OutOfMemory {
-                            name: dir.display().to_string(),
-                            rows: files.len(),
-                            cols: im.values.len(),
-                            bytes: total as u128 * 8,
-                        })?;
+                    let (name, rows, cols) = (
+                        dir.display().to_string(),
+                        files.len() as u64,
+                        im.values.len() as u64,
+                    );
+                    check_matrix_memory(&name, rows, cols)?;
+                    reserve(&mut data, total, &name, rows, cols)?;
                 }
                 Some(shape0) => {
                     if (im.height, im.width, im.channels) != (height, width, channels) {

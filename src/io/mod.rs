@@ -18,6 +18,7 @@ mod csv;
 mod idx;
 #[cfg(feature = "images")]
 mod images;
+mod memory;
 mod npy;
 mod npy_header;
 
@@ -38,6 +39,7 @@ pub use images::{
     Image, ImageSet, PixelScale, is_image_name, list_images, natural_cmp, read_image,
     read_image_folder, to_bytes, write_png,
 };
+pub use memory::{FALLBACK_BYTES, available_memory, fits_in_memory, human_bytes};
 pub use npy::{parse_npy, read_npy, write_npy, write_npy_to};
 
 use crate::RowMatrix;
@@ -132,6 +134,18 @@ pub enum ReadError {
         /// 1-based line.
         line: u64,
         /// 1-based column.
+        col: usize,
+        /// The cell, quoted, escaped and truncated.
+        text: String,
+    },
+    /// Line 1 of a CSV file holds both numbers and text.
+    #[error(
+        "{name} line 1, column {col}: {text} is not a number but other cells of line 1 are; a header line holds no numbers (e.g. x,y,z) and a data line only numbers: fix the cell, or the header"
+    )]
+    MixedHeader {
+        /// The file.
+        name: String,
+        /// 1-based column of the first cell that is not a number.
         col: usize,
         /// The cell, quoted, escaped and truncated.
         text: String,
@@ -364,18 +378,67 @@ pub enum ReadError {
     },
     /// The matrix does not fit in memory.
     #[error(
-        "{name}: not enough memory for the {rows} × {cols} matrix ({bytes} bytes as f64); use a machine with more memory or fewer rows"
+        "{name}: the {rows} × {cols} matrix needs {} as f64 but only {} of memory is available; use fewer rows or columns, or a machine with more memory",
+        human_bytes(*.bytes),
+        human_bytes(u128::from(*.available))
     )]
     OutOfMemory {
         /// The file.
         name: String,
         /// Rows.
-        rows: usize,
+        rows: u64,
         /// Columns.
-        cols: usize,
+        cols: u64,
         /// Bytes needed.
         bytes: u128,
+        /// Bytes of memory available ([`available_memory`]).
+        available: u64,
     },
+    /// A CSV line is longer than the memory available can hold.
+    #[error(
+        "{name} line {line}: longer than {} with no line break; the file is not a CSV of numbers, or too large for this machine",
+        human_bytes(u128::from(*.limit))
+    )]
+    LineTooLong {
+        /// The file.
+        name: String,
+        /// 1-based line.
+        line: u64,
+        /// Bytes read of it.
+        limit: u64,
+    },
+}
+
+/// Refuses a `rows × cols` matrix of `f64` that the memory available cannot hold, before it
+/// is allocated.
+fn check_matrix_memory(name: &str, rows: u64, cols: u64) -> Result<(), ReadError> {
+    let bytes = u128::from(rows) * u128::from(cols) * 8;
+    fits_in_memory(bytes).map_err(|available| ReadError::OutOfMemory {
+        name: name.to_string(),
+        rows,
+        cols,
+        bytes,
+        available,
+    })
+}
+
+/// Reserves room for `extra` more values in `v`, or fails as [`ReadError::OutOfMemory`] for
+/// a `rows × cols` matrix.
+fn reserve(
+    v: &mut Vec<f64>,
+    extra: usize,
+    name: &str,
+    rows: u64,
+    cols: u64,
+) -> Result<(), ReadError> {
+    v.try_reserve_exact(extra)
+        .map_err(|_| ReadError::OutOfMemory {
+            name: name.to_string(),
+            rows,
+            cols,
+            bytes: u128::from(rows) * u128::from(cols) * 8,
+            available: available_memory(),
+        })
 }
 
 /// Options of [`read_matrix_with`].

@@ -7,7 +7,7 @@
 //! The accepted arrays are documented on [`read_npy`].
 
 use super::npy_header::{Dtype, Header, Kind, parse_header};
-use super::{ReadError, open, shape_text};
+use super::{ReadError, check_matrix_memory, open, reserve, shape_text};
 use crate::RowMatrix;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
@@ -242,6 +242,8 @@ fn check_header(h: &Header, available: u64, name: &str) -> Result<Layout, ReadEr
             detail: format!("the array has shape {shape}"),
         });
     }
+    // A file of small integers (or booleans) is 8, 4 or 2 times smaller than its matrix.
+    check_matrix_memory(name, rows as u64, cols as u64)?;
     Ok(Layout {
         rows,
         cols,
@@ -266,13 +268,7 @@ fn read_data(
     let (rows, cols, size) = (layout.rows, layout.cols, layout.dtype.size);
     let n = rows * cols;
     let mut data: Vec<f64> = Vec::new();
-    data.try_reserve_exact(n)
-        .map_err(|_| ReadError::OutOfMemory {
-            name: name.to_string(),
-            rows,
-            cols,
-            bytes: n as u128 * 8,
-        })?;
+    reserve(&mut data, n, name, rows as u64, cols as u64)?;
     if layout.fortran {
         data.resize(n, 0.0);
     }

@@ -108,7 +108,8 @@ fn parse_dtype(descr: &str) -> Result<Dtype, String> {
         _ => (native_big, descr),
     };
     let convert = "convert it first, e.g. numpy.save(path, x.astype(numpy.float64))";
-    let (kind_char, size_text) = rest.split_at(rest.len().min(1));
+    // The kind is one character, possibly not ASCII in a corrupt header.
+    let (kind_char, size_text) = rest.split_at(rest.chars().next().map_or(0, char::len_utf8));
     if kind_char == "O" {
         return Err(format!(
             "the array holds Python objects, not numbers (object arrays cannot be read); {convert}"
@@ -398,5 +399,23 @@ mod tests {
         )
         .unwrap();
         assert!(h.dtype.unwrap_err().contains("structured"));
+    }
+
+    /// Issue 10: a `descr` whose kind character is not ASCII panicked on a char boundary.
+    #[test]
+    fn non_ascii_dtypes_are_refused_not_a_panic() {
+        for descr in ["<é8", "é8", "<€", "|\u{1F600}4", "é", ">ﬀ8"] {
+            let err = parse_dtype(descr).unwrap_err();
+            assert!(err.contains("convert it first"), "{descr}: {err}");
+        }
+        let h =
+            parse_header("{'descr': '<é8', 'fortran_order': False, 'shape': (1, 1)}".as_bytes())
+                .unwrap();
+        assert_eq!(h.descr, "<é8");
+        assert!(h.dtype.is_err());
+        // Bytes that are not UTF-8 at all.
+        let h =
+            parse_header(b"{'descr': '<\xff8', 'fortran_order': False, 'shape': (1, 1)}").unwrap();
+        assert!(h.dtype.is_err());
     }
 }

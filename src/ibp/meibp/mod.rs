@@ -2,7 +2,10 @@
 //! *nonnegative* linear-Gaussian IBP: X = Z A + E, E_nd ~ N(0, σ_X²), A_kd ~ TN(0, σ_A²) on
 //! [0, ∞), Z ~ IBP(α), with at most `k_max` features.
 //!
-//! q(A) is a product of truncated normals and Z a point estimate. One iteration:
+//! q(A) is a product of truncated normals and Z a point estimate. Z starts with each entry 1
+//! with probability ½; q(A) starts at a fixed point of step 1 for that Z (step 1 repeated
+//! until the bound stops rising, from Φ = the ridge solution (ZᵀZ + (σ_X²/σ_A²) I)⁻¹ ZᵀX
+//! clipped at 0, which only makes the sweeps few). One iteration:
 //! 1. q(A) update (Eqs. 13–17), feature by feature: ρ_k = 1/(m_k + σ_X²/σ_A²),
 //!    μ̃_kd = ρ_k Σ_n z_nk (x_nd − Σ_{k'≠k} z_nk' E\[a_k'd\]), σ̃²_kd = ρ_k σ_X², and the
 //!    moments E\[a\], E\[a²\] and entropies of TN(μ̃, σ̃²) ([`super::erfcx::trunc_normal`]);
@@ -16,7 +19,30 @@
 //!    The maximization is the local search of R&G §3.6 (initialize with the best single
 //!    feature, grow, prune, return the better of the set and its complement), with strict
 //!    best-element improvement in place of the (1 + ε/|V|²) factor (F is negative here).
-//! 3. Stop when Z did not change (or after `max_iter` iterations).
+//! 3. if no row changed: remove, one at a time, the feature whose removal from every row
+//!    (with q(a_k) back at the prior) raises the bound most, while one does, then update
+//!    q(A) again.
+//! 4. Stop when no row changed and no feature was removed (or after `max_iter` iterations).
+//!
+//! Every step is a coordinate-ascent step on the bound of Eq. 10, so it never decreases; the
+//! trace reports it with its constant, −(ND/2) log(2πσ_X²) − ‖X‖²/(2σ_X²) − αH_N, i.e. the
+//! number R&G's MATLAB code computes (`compute_vlb`; checked equal on the same state to
+//! 1e-6, see docs/meibp.md).
+//!
+//! Why the start and step 3 (issue 11; measured in docs/meibp.md). A feature whose weights
+//! are near zero costs the data term almost nothing, so the IBP term ν_k(1) − ν_k(0) =
+//! log(m_{k∖n}/(N − 1 − m_{k∖n})) drives its column to all rows or to none. On in every row
+//! it costs the bound roughly (D/2)(log(Nσ_A²/σ_X²) − 1) + log N through η_k and the prior,
+//! yet a row that left it alone would lose log(N − 1), so no row step removes it; only
+//! removing the whole column (step 3, a coordinate-ascent step on column k of Z and q(a_k)
+//! together, best gain first) reaches the higher bound. Such features came from the start:
+//! q(A) began at the prior, and one sweep of step 1 from there — each feature seeing the
+//! features after it at the prior mean σ_A√(2/π) per entry, about K/2 of them per row, which
+//! over-explains X many times — sent 17–18 of 20 features to weights below 0.1 on the block
+//! images; 5–11 of them ended on in every row. At the fixed point of the start 3–7 of 20 are
+//! near zero, and step 3 removes those that get stuck. R&G's code (small random initial
+//! q(A), q(A) updated after every changed row, empty features deleted, no step 3) ends with
+//! 0–3 such columns on the same data.
 //!
 //! Cost of an iteration ([`state`]): O(K²D) for each q(A) update, since ZᵀZ and ZᵀX are kept
 //! as rows change; one N × D × K GEMM for XΦᵀ (row blocks in parallel, the same bits for
@@ -94,10 +120,13 @@ pub struct MeibpTraceRecord {
     pub seconds: f64,
     /// Active features K₊.
     pub k: usize,
-    /// The evidence lower bound of Eq. 10 (up to its constant) after the iteration.
+    /// The evidence lower bound of Eq. 10 after the iteration, with its constant
+    /// −(ND/2) log(2πσ_X²) − ‖X‖²/(2σ_X²) − αH_N (the `vlb` of R&G's MATLAB code).
     pub evidence: f64,
     /// Rows whose z_n changed in the iteration.
     pub changed_rows: usize,
+    /// Features removed from every row by the removal step (run when no row changed).
+    pub removed_features: usize,
 }
 
 /// The result of MEIBP.
@@ -147,7 +176,8 @@ impl Model for MeibpFit {
     fn n_iter(&self) -> usize {
         self.records.len()
     }
-    /// [`Stop::Converged`] when an iteration left Z unchanged before `max_iter`.
+    /// [`Stop::Converged`] when an iteration left Z unchanged (no row changed, no feature
+    /// removed) before `max_iter`.
     fn stop(&self) -> Stop {
         if self.converged {
             Stop::Converged
@@ -273,6 +303,7 @@ impl MeibpValidParams {
         let start = Instant::now();
         let mut outside = 0.0;
         let mut st = State::new(x, z, p.alpha, sx, sa);
+        st.start_q();
         let mut trace = Vec::new();
         let mut converged = false;
         for it in 1..=p.max_iter {
@@ -286,19 +317,27 @@ impl MeibpValidParams {
             }
             drop(ctx);
             st.update_q();
+            let mut removed = 0;
+            if changed == 0 {
+                removed = st.remove_features();
+                if removed > 0 {
+                    st.update_q();
+                }
+            }
             let record = MeibpTraceRecord {
                 iteration: it,
                 seconds: start.elapsed().as_secs_f64() - outside,
                 k: st.active().len(),
                 evidence: st.evidence(),
                 changed_rows: changed,
+                removed_features: removed,
             };
             let paused = Instant::now();
             let (zm, am) = st.active_z_and_means();
             each(&record, &zm, &am);
             outside += paused.elapsed().as_secs_f64();
             trace.push(record);
-            if changed == 0 {
+            if changed == 0 && removed == 0 {
                 converged = true;
                 break;
             }

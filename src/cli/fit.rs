@@ -189,7 +189,7 @@ pub struct FitArgs {
     #[arg(long, allow_negative_numbers = true)]
     pub alpha: Option<f64>,
     /// IBP methods: noise standard deviation σ_X; given, it is fixed (samplers: default
-    /// resampled from 0.25 × the data's standard deviation, fixed there with --plain; meibp
+    /// resampled from 1 × the data's standard deviation, 0.25 × fixed with --plain; meibp
     /// 0.75 ×).
     #[arg(long, allow_negative_numbers = true)]
     pub sigma_x: Option<f64>,
@@ -214,6 +214,16 @@ pub struct FitArgs {
     /// column per feature), e.g. the final z.csv of another chain; replaces --init.
     #[arg(long, value_name = "Z")]
     pub init_z: Option<PathBuf>,
+    /// IBP samplers: independent chains run in parallel (default 4; chain c draws from
+    /// stream c of --seed, so the result does not depend on --threads). z.csv, means.csv and
+    /// trace.csv are the chain of highest final log joint; summary.json adds each chain's
+    /// summary, the pooled one (K's distribution, aligned features) and R̂/ESS.
+    #[arg(long, value_name = "C")]
+    pub chains: Option<usize>,
+    /// IBP samplers: retained draws kept per chain in draws.jsonl, evenly thinned from the
+    /// second half of each chain (default 100).
+    #[arg(long, value_name = "M")]
+    pub draws: Option<usize>,
     /// IBP samplers: split–merge Metropolis–Hastings attempts after every sweep (default
     /// 10; 0: none).
     #[arg(long, value_name = "N")]
@@ -442,6 +452,8 @@ pub(super) fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
         refuse("init-z", args.init_z.is_some())?;
         refuse("split-merge", args.split_merge.is_some())?;
         refuse("block", args.block.is_some())?;
+        refuse("chains", args.chains.is_some())?;
+        refuse("draws", args.draws.is_some())?;
     }
     refuse("refine", args.refine && !refine_applies(algo))?;
     let plain_applies = refine_applies(algo)

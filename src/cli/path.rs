@@ -378,6 +378,8 @@ fn fit_args(args: &PathArgs, penalty: f64) -> FitArgs {
         resample: false,
         init: None,
         init_z: None,
+        chains: None,
+        draws: None,
         split_merge: None,
         block: None,
         quiet: true,

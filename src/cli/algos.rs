@@ -135,19 +135,23 @@ pub const ALGOS: [AlgoInfo; 12] = [
     .penalty()
     .refined()
     .defaults(features::DEFAULT_RESTARTS, features::DEFAULT_MAX_ITER),
-    row(Algo::IbpGibbs, "ibp-gibbs", Family::Ibp, KRole::None),
+    // The samplers' `--plain`: the fixed hyperparameters and single-entry Gibbs of the
+    // papers, without the resampling, split–merge and block moves of the defaults.
+    row(Algo::IbpGibbs, "ibp-gibbs", Family::Ibp, KRole::None).plain_only(),
     row(
         Algo::IbpSemicollapsed,
         "ibp-semicollapsed",
         Family::Ibp,
         KRole::None,
-    ),
+    )
+    .plain_only(),
     row(
         Algo::IbpAccelerated,
         "ibp-accelerated",
         Family::Ibp,
         KRole::None,
-    ),
+    )
+    .plain_only(),
     row(Algo::Meibp, "meibp", Family::Ibp, KRole::RequiredCap),
 ];
 

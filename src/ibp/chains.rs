@@ -108,6 +108,19 @@ impl IbpValidParams {
         chains: usize,
         max_draws: usize,
     ) -> Result<IbpPosterior, FitError> {
+        self.fit_chains_observed(x, chains, max_draws, &|_, _, _| {})
+    }
+
+    /// [`fit_chains`](Self::fit_chains), calling `each(chain, record, z)` after every sweep
+    /// of every chain (from the chains' threads: chain c's calls come in sweep order, the
+    /// chains' calls interleave).
+    pub fn fit_chains_observed(
+        &self,
+        x: &RowMatrix,
+        chains: usize,
+        max_draws: usize,
+        each: &(dyn Fn(usize, &IbpTraceRecord, &RowMatrix) + Sync),
+    ) -> Result<IbpPosterior, FitError> {
         if chains == 0 {
             return Err(crate::ParamError::NotPositive {
                 name: "chains",
@@ -124,6 +137,7 @@ impl IbpValidParams {
             .map(|c| {
                 let mut draws = Vec::new();
                 let fit = self.fit_stream(x, c as u64, &mut |rec, z| {
+                    each(c, rec, z);
                     let t = rec.iteration;
                     if t > burn && (sweeps - t).is_multiple_of(thin) {
                         draws.push(Draw {

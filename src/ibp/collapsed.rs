@@ -24,7 +24,8 @@
 //! `refresh` sweeps against rounding drift.
 
 use super::common::{
-    Hyper, draw_binary, draw_log_weighted, log_poisson_unnorm, log_prior_flip, shuffled,
+    Hyper, block_log_prior, draw_binary, draw_log_weighted, log_poisson_unnorm, log_prior_flip,
+    pick_block, shuffled,
 };
 use super::dense::{chol_inverse, cholesky, grow_diag, matvec, remove_index};
 use super::model::gram;
@@ -141,6 +142,34 @@ impl Collapsed {
             let on = draw_binary(p0 + l0, p1 + l1, rng);
             z[c] = f64::from(u8::from(on));
             self.feats.set(n, c, on);
+        }
+        // The joint update on a block of shared features (`common::pick_block`).
+        if self.hyper.block >= 2 {
+            let eligible: Vec<usize> = (0..k)
+                .filter(|&c| self.feats.m(c) > usize::from(z[c] != 0.0))
+                .collect();
+            if eligible.len() >= 2 {
+                let block = pick_block(&eligible, self.hyper.block, rng);
+                let m_minus: Vec<usize> = block
+                    .iter()
+                    .map(|&c| self.feats.m(c) - usize::from(z[c] != 0.0))
+                    .collect();
+                let logw: Vec<f64> = (0..1usize << block.len())
+                    .map(|bits| {
+                        for (t, &c) in block.iter().enumerate() {
+                            z[c] = f64::from(u8::from((bits >> t) & 1 == 1));
+                        }
+                        block_log_prior(&m_minus, bits, nn)
+                            + row_loglik(&q, &bm, &z, xn, xx, s2, 0.0, &mut u)
+                    })
+                    .collect();
+                let bits = draw_log_weighted(&logw, rng);
+                for (t, &c) in block.iter().enumerate() {
+                    let on = (bits >> t) & 1 == 1;
+                    z[c] = f64::from(u8::from(on));
+                    self.feats.set(n, c, on);
+                }
+            }
         }
 
         // Drop the features held by row n alone (their rows of Q are e_k/r, of B₋ zero);
@@ -262,6 +291,7 @@ mod tests {
             sigma_x: 0.4,
             sigma_a: 1.0,
             k_new_max: 4,
+            block: 0,
         }
     }
 

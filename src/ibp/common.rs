@@ -14,6 +14,9 @@ pub(crate) struct Hyper {
     pub sigma_a: f64,
     /// Largest number of new features one row may draw in one step (truncation of Eq. 4).
     pub k_new_max: usize,
+    /// Size of the block of shared features each row draws jointly after its single-entry
+    /// updates (0 or 1: none); see [`pick_block`].
+    pub block: usize,
 }
 
 /// Draws z ∈ {0, 1} with P(z = 1) = e^{l1} / (e^{l0} + e^{l1}).
@@ -51,4 +54,39 @@ pub(crate) fn log_prior_flip(m_minus: usize, n: usize) -> (f64, f64) {
 /// depend on more than the class \[Z\] — the chain would no longer leave P(\[Z\] | X) invariant.
 pub(crate) fn shuffled(k: usize, rng: &mut ChaCha8Rng) -> Vec<usize> {
     crate::restarts::random_permutation(k, rng)
+}
+
+/// The block of a row's joint update: `b` distinct features drawn uniformly among those
+/// with m_{−n,k} > 0 (`eligible`, which depends on the other rows only, so choosing the block
+/// does not look at the entries it updates). The row's entries on the block are then drawn
+/// jointly from their conditional over all 2^b values (a blocked Gibbs step), which moves a
+/// row between, e.g., {a + b} and {a, b} — two features taking the place of their sum — in one
+/// step where single-entry moves must cross a state that fits the row far worse.
+pub(crate) fn pick_block(eligible: &[usize], b: usize, rng: &mut ChaCha8Rng) -> Vec<usize> {
+    let mut pool = eligible.to_vec();
+    let b = b.min(pool.len());
+    for t in 0..b {
+        let u = rng.random_range(t..pool.len());
+        pool.swap(t, u);
+    }
+    pool.truncate(b);
+    pool
+}
+
+/// The t-th value of the binary reflected Gray code: consecutive values differ in one bit.
+pub(crate) fn gray(t: usize) -> usize {
+    t ^ (t >> 1)
+}
+
+/// log prior of the block's values `bits` (bit t for feature `block[t]`):
+/// Σ_t log(m_{−n,k}/N) or log((N − m_{−n,k})/N) (Eq. 3, independent over k).
+pub(crate) fn block_log_prior(m_minus: &[usize], bits: usize, n: usize) -> f64 {
+    m_minus
+        .iter()
+        .enumerate()
+        .map(|(t, &m)| {
+            let (l0, l1) = log_prior_flip(m, n);
+            if (bits >> t) & 1 == 1 { l1 } else { l0 }
+        })
+        .sum()
 }

@@ -26,6 +26,7 @@ mod missing;
 pub mod model;
 mod params;
 mod semi;
+pub mod split_merge;
 mod state;
 
 pub use chains::{AlignedFeatures, ChainDiagnostics, Draw, IbpPosterior};
@@ -35,5 +36,7 @@ pub use meibp::{
 pub use missing::{ColumnPosteriors, HiddenScore};
 pub use model::{APosterior, a_posterior, collapsed_log_lik, log_ibp_prior};
 pub use params::{
-    IbpFit, IbpKind, IbpParams, IbpSampler, IbpTraceRecord, IbpValidParams, data_std,
+    IbpDefaults, IbpFit, IbpKind, IbpParams, IbpSampler, IbpStart, IbpTraceRecord, IbpValidParams,
+    data_std,
 };
+pub use split_merge::split_merge_steps;

@@ -272,7 +272,7 @@ impl OccBpMeansValidParams {
         let mut converged = false;
         let mut n_iter = 0;
         let epochs = self.epochs(&blocks);
-        while n_iter < self.max_iter {
+        while n_iter < self.max_iter() {
             n_iter += 1;
             let start = z.clone();
             let mut order = Vec::with_capacity(n);

@@ -34,7 +34,7 @@ pub struct DpProposals {
 }
 
 /// The nearest of `centres` to `x` (ties to the lowest index) and its squared distance.
-fn nearest(x: &[f64], centres: MatrixView<'_>) -> Option<(usize, f64)> {
+pub(super) fn nearest(x: &[f64], centres: MatrixView<'_>) -> Option<(usize, f64)> {
     let mut best: Option<(usize, f64)> = None;
     for (k, c) in centres.rows().enumerate() {
         let d = sq_dist(x, c);
@@ -217,7 +217,7 @@ impl OccDpMeansValidParams {
         let mut converged = false;
         let mut n_iter = 0;
         let epochs = self.epochs(&blocks);
-        while n_iter < self.max_iter {
+        while n_iter < self.max_iter() {
             n_iter += 1;
             let mut next = vec![0usize; n];
             let mut order = Vec::with_capacity(n);
@@ -267,7 +267,7 @@ impl OccDpMeansValidParams {
                 *l = map[*l].expect("a label's cluster is not empty");
             }
             centres = means;
-            trace.push(objective(x, &blocks, &next, &centres, self.penalty));
+            trace.push(block_objective(x, &blocks, &next, &centres, self.penalty));
             let same = next == labels;
             labels = next;
             if same {
@@ -317,7 +317,7 @@ fn block_stats(
 }
 
 /// Σ_n ‖x_n − a_{c_n}‖² + (K − 1)·P, summed per block in row order and over blocks in order.
-fn objective(
+pub(super) fn block_objective(
     x: MatrixView<'_>,
     blocks: &[Range<usize>],
     labels: &[usize],

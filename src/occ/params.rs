@@ -2,7 +2,7 @@
 //! simulated workers, or the chunks of a distributed array), the epoch size b, a cap on K and
 //! the iteration cap. `OccDpMeans::params(P)` and `OccBpMeans::params(P)` start the builder.
 
-use super::{OccBpMeans, OccDpMeans, check_blocks, even_blocks};
+use super::{OccBpMeans, OccDpMeans, OccOfl, check_blocks, even_blocks};
 use crate::error::{FitError, ParamError, check_penalty};
 use std::marker::PhantomData;
 use std::ops::Range;
@@ -16,8 +16,31 @@ pub(super) enum Blocks {
     Ranges(Vec<Range<usize>>),
 }
 
-/// Unchecked OCC parameters (a builder) for the algorithm `A` ([`OccDpMeans`] or
-/// [`OccBpMeans`]).
+/// What the parameters need to know of the algorithm they serve.
+pub trait OccAlgo {
+    /// The name, as errors spell it.
+    const NAME: &'static str;
+    /// Whether it iterates (OFL is one pass: `max_iter` does not apply).
+    const ITERATES: bool;
+}
+
+impl OccAlgo for OccDpMeans {
+    const NAME: &'static str = "occ-dp-means";
+    const ITERATES: bool = true;
+}
+
+impl OccAlgo for OccBpMeans {
+    const NAME: &'static str = "occ-bp-means";
+    const ITERATES: bool = true;
+}
+
+impl OccAlgo for OccOfl {
+    const NAME: &'static str = "occ-ofl";
+    const ITERATES: bool = false;
+}
+
+/// Unchecked OCC parameters (a builder) for the algorithm `A` ([`OccDpMeans`],
+/// [`OccBpMeans`] or [`OccOfl`]).
 #[derive(Clone, Debug)]
 pub struct OccParams<A>(OccValidParams<A>);
 
@@ -28,7 +51,8 @@ pub struct OccValidParams<A> {
     blocks: Blocks,
     epoch_size: usize,
     k_max: Option<usize>,
-    pub(super) max_iter: usize,
+    max_iter: Option<usize>,
+    pub(super) seed: u64,
     algo: PhantomData<A>,
 }
 
@@ -40,17 +64,25 @@ pub type OccDpMeansValidParams = OccValidParams<OccDpMeans>;
 pub type OccBpMeansParams = OccParams<OccBpMeans>;
 /// OCC BP-means parameters that passed the checks.
 pub type OccBpMeansValidParams = OccValidParams<OccBpMeans>;
+/// OCC online facility location parameters (a builder).
+pub type OccOflParams = OccParams<OccOfl>;
+/// OCC online facility location parameters that passed the checks.
+pub type OccOflValidParams = OccValidParams<OccOfl>;
 
-impl<A> OccParams<A> {
+/// The iteration cap when none is given.
+const DEFAULT_MAX_ITER: usize = 100;
+
+impl<A: OccAlgo> OccParams<A> {
     /// Defaults: 8 blocks of contiguous rows, epochs of 256 rows per block, no cap on K, at
-    /// most 100 iterations.
+    /// most 100 iterations, seed 0 (OFL's only randomness).
     pub(super) fn new(penalty: f64) -> Self {
         Self(OccValidParams {
             penalty,
             blocks: Blocks::Even(8),
             epoch_size: 256,
             k_max: None,
-            max_iter: 100,
+            max_iter: None,
+            seed: 0,
             algo: PhantomData,
         })
     }
@@ -74,9 +106,9 @@ impl<A> OccParams<A> {
         self.0.k_max = k;
         self
     }
-    /// Iteration cap.
+    /// Iteration cap (DP-means and BP-means; OFL is one pass and refuses it).
     pub fn max_iter(mut self, m: usize) -> Self {
-        self.0.max_iter = m;
+        self.0.max_iter = Some(m);
         self
     }
     /// Checks the rules that hold for any data.
@@ -86,8 +118,15 @@ impl<A> OccParams<A> {
         if p.k_max == Some(0) {
             return Err(ParamError::KZero(0));
         }
-        if p.max_iter == 0 {
-            return Err(ParamError::NoIterations);
+        match p.max_iter {
+            Some(0) => return Err(ParamError::NoIterations),
+            Some(_) if !A::ITERATES => {
+                return Err(ParamError::NotApplicable {
+                    option: "max-iter",
+                    algo: A::NAME,
+                });
+            }
+            _ => {}
         }
         for (name, zero) in [
             ("epoch-size", p.epoch_size == 0),
@@ -101,7 +140,21 @@ impl<A> OccParams<A> {
     }
 }
 
+impl OccParams<OccOfl> {
+    /// The seed of OFL's draws: row n of the data draws u_n from it and n alone, whatever
+    /// the blocks, the epochs or the threads.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.0.seed = seed;
+        self
+    }
+}
+
 impl<A> OccValidParams<A> {
+    /// The iteration cap.
+    pub(super) fn max_iter(&self) -> usize {
+        self.max_iter.unwrap_or(DEFAULT_MAX_ITER)
+    }
+
     /// The block ranges for `n` rows, checked.
     pub(super) fn block_ranges(&self, n: usize) -> Result<Vec<Range<usize>>, FitError> {
         let r = match &self.blocks {
@@ -167,6 +220,13 @@ mod tests {
         assert_eq!(
             refused(OccDpMeans::params(1.0).max_iter(0)),
             ParamError::NoIterations
+        );
+        assert_eq!(
+            OccOfl::params(1.0).max_iter(5).check().map(|_| ()),
+            Err(ParamError::NotApplicable {
+                option: "max-iter",
+                algo: "occ-ofl"
+            })
         );
         let p = OccBpMeans::params(1.0)
             .blocks(3)

@@ -23,6 +23,7 @@ pub mod linalg;
 pub mod matrix;
 pub mod metrics;
 pub mod model;
+pub mod occ;
 pub mod pca;
 #[cfg(feature = "images")]
 pub mod plot;
@@ -32,7 +33,7 @@ mod serde_forms;
 
 pub use error::{FitError, ParamError};
 pub use features::BinaryMatrix;
-pub use matrix::RowMatrix;
+pub use matrix::{MatrixView, RowMatrix};
 pub use model::{Fit, Model, Stop};
 
 /// The README's code examples, compiled and run as doc tests.

@@ -41,7 +41,7 @@ fn dp_means_k_does_not_grow_with_the_penalty() {
         "--algo",
         "dp-means",
         "--penalty-range",
-        "0.05:5000:12",
+        "0.05:200000:12",
         "--restarts",
         "5",
         "--out",
@@ -57,7 +57,7 @@ fn dp_means_k_does_not_grow_with_the_penalty() {
         .collect();
     assert_eq!(rows.len(), 12, "one row per penalty");
     assert_eq!(rows[0][0], 0.05);
-    assert_eq!(rows[11][0], 5000.0);
+    assert_eq!(rows[11][0], 200000.0);
     let ks: Vec<f64> = rows.iter().map(|r| r[1]).collect();
     assert!(ks.windows(2).all(|w| w[1] <= w[0]), "K per penalty: {ks:?}");
     assert!(ks[0] > 4.0 && ks[11] == 1.0, "{ks:?}");
@@ -148,9 +148,59 @@ fn bad_grids_are_refused() {
         a.extend_from_slice(grid);
         assert_refused(&a, needle);
     }
-    assert_refused(
-        &["--algo", "kmeans", "--penalties", "1"],
-        "penalty algorithm",
-    );
+    for algo in ["kmeans", "k-features", "ibp-accelerated", "meibp"] {
+        assert_refused(
+            &["--algo", algo, "--penalties", "1"],
+            "algorithm with a penalty",
+        );
+    }
     assert_refused(&["--algo", "dp-means"], "--penalt");
+}
+
+/// Every algorithm with a penalty runs on a path, Mahalanobis clustering (K and a penalty)
+/// included, and the options `path` shares with `fit` are checked as `fit` checks them.
+#[test]
+fn mahalanobis_runs_on_a_path_and_shared_options_are_checked() {
+    let d = tempfile::tempdir().unwrap();
+    let csv = blobs_csv(d.path());
+    let out = d.path().join("out");
+    let o = madbayes(&[
+        "path",
+        s(&csv),
+        "--algo",
+        "mahalanobis",
+        "--k",
+        "3",
+        "--penalties",
+        "1,100",
+        "--restarts",
+        "2",
+        "--out",
+        s(&out),
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = fs::read_to_string(out.join("path.csv")).unwrap();
+    assert_eq!(text.lines().count(), 3, "{text}");
+    assert_refused(
+        &[
+            "--algo",
+            "collapsed-bp-means",
+            "--penalties",
+            "1",
+            "--refine",
+        ],
+        "--refine does not apply to collapsed-bp-means",
+    );
+    assert_refused(
+        &[
+            "--algo",
+            "dp-means",
+            "--penalties",
+            "1",
+            "--seeding",
+            "base",
+        ],
+        "--seeding does not apply to dp-means",
+    );
 }

@@ -1,5 +1,7 @@
 //! `madbayes fit INPUT --algo ALGO --out DIR …`
 
+pub use super::algos::Algo;
+use super::algos::{Family, KRole};
 use super::output::{Staging, binary_csv, check_out, labels_csv, matrix_csv};
 use super::pictures::{
     PixelResult, image_files, image_json, is_clustering, read_examples, trace_png,
@@ -15,7 +17,8 @@ use madbayes::clustering::{
 use madbayes::error::check_data;
 use madbayes::eval::{FeaturePredictor, Holdout, predict_hidden_cluster};
 use madbayes::features::{
-    BpMeans, CollapsedBpMeans, FeatureModel, FeatureValidParams, KFeatures, StepwiseKFeatures,
+    BpMeans, CollapsedBpMeans, FeatureModel, FeatureSeeding, FeatureValidParams, KFeatures,
+    StepwiseKFeatures,
 };
 use madbayes::io::{ReadOptions, read_image_folder, read_matrix_with, write_npy_to};
 use madbayes::pca::Pca;
@@ -26,7 +29,6 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Instant;
 
-/// The algorithms `fit` can run.
 /// Where an IBP sampler's chain starts (`--init`).
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Init {
@@ -38,49 +40,21 @@ pub enum Init {
     BpMeans,
 }
 
+/// How the feature algorithms seed each run (`--seeding`).
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Algo {
-    /// K-means (k-means++ seeding, Lloyd); needs --k.
-    Kmeans,
-    /// DP-means; needs --penalty, --k caps the number of clusters.
-    DpMeans,
-    /// Collapsed DP-means (exact coordinate descent); needs --penalty, --k caps K.
-    CollapsedDpMeans,
-    /// Mahalanobis clustering (cluster covariances); needs --k and --penalty.
-    Mahalanobis,
-    /// BP-means (latent features); needs --penalty, --k caps the number of features.
-    BpMeans,
-    /// Collapsed BP-means; needs --penalty, --k caps K.
-    CollapsedBpMeans,
-    /// K-features (K fixed); needs --k.
-    KFeatures,
-    /// Stepwise K-features (K = 1, 2, … until the BP-means objective rises); needs --penalty.
-    StepwiseKFeatures,
-    /// Collapsed Gibbs sampler for the linear-Gaussian IBP (Griffiths & Ghahramani).
-    IbpGibbs,
-    /// Semi-collapsed Gibbs sampler (A instantiated, new features integrated out).
-    IbpSemicollapsed,
-    /// Accelerated Gibbs sampler (Doshi-Velez & Ghahramani 2009); --window rows at a time.
-    IbpAccelerated,
-    /// MEIBP (Reed & Ghahramani 2013), nonnegative features; needs --k, the most features.
-    Meibp,
+pub enum Seeding {
+    /// The paper's: a base feature held by every row at the mean of the data, then residual
+    /// draws.
+    Base,
+    /// The authors' code: no base feature; even the first feature is a drawn row.
+    Residual,
 }
 
-impl Algo {
-    pub(super) fn name(self) -> &'static str {
+impl Seeding {
+    pub(super) fn library(self) -> FeatureSeeding {
         match self {
-            Algo::Kmeans => "kmeans",
-            Algo::DpMeans => "dp-means",
-            Algo::CollapsedDpMeans => "collapsed-dp-means",
-            Algo::Mahalanobis => "mahalanobis",
-            Algo::BpMeans => "bp-means",
-            Algo::CollapsedBpMeans => "collapsed-bp-means",
-            Algo::KFeatures => "k-features",
-            Algo::StepwiseKFeatures => "stepwise-k-features",
-            Algo::IbpGibbs => "ibp-gibbs",
-            Algo::IbpSemicollapsed => "ibp-semicollapsed",
-            Algo::IbpAccelerated => "ibp-accelerated",
-            Algo::Meibp => "meibp",
+            Seeding::Base => FeatureSeeding::BaseFeature,
+            Seeding::Residual => FeatureSeeding::Residual,
         }
     }
 }
@@ -94,12 +68,12 @@ pub struct FitArgs {
     /// (one row per image, pixels in [0, 1], files in natural order), or an MNIST IDX file
     /// (*-ubyte, *-ubyte.gz, .idx). One row per data point.
     pub input: PathBuf,
-    /// Image folders: convert every image to grey (0.299 R + 0.587 G + 0.114 B).
-    #[arg(long)]
-    pub grey: bool,
     /// Algorithm to run.
     #[arg(long, value_enum)]
     pub algo: Algo,
+    /// The options `fit` shares with `path`.
+    #[command(flatten)]
+    pub run: RunOptions,
     /// Folder to write summary.json, labels.csv, means.csv and z.csv into, with pictures:
     /// for a folder of images features/ (one PNG per cluster or feature mean, and base.png)
     /// and overview.png; for other inputs trace.png (objective per iteration).
@@ -108,38 +82,6 @@ pub struct FitArgs {
     /// The penalty P = λ²: the objective cost of one more cluster.
     #[arg(long, allow_negative_numbers = true)]
     pub penalty: Option<f64>,
-    /// Number of clusters or features (kmeans, mahalanobis, k-features), or the most allowed
-    /// (dp-means, bp-means and stepwise variants).
-    #[arg(long)]
-    pub k: Option<usize>,
-    /// Independent runs; the lowest objective wins (default 10; the IBP methods run one
-    /// chain).
-    #[arg(long)]
-    pub restarts: Option<usize>,
-    /// Seed of all randomness (run i uses stream i of it).
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-    /// Worker threads (0: one per core). The result does not depend on it.
-    #[arg(long, default_value_t = 0)]
-    pub threads: usize,
-    /// Iteration (sweep) cap of each run.
-    #[arg(long, default_value_t = 300)]
-    pub max_iter: usize,
-    /// dp-means variants: after convergence, also try exact single-point moves, merges and
-    /// splits of clusters; bp-means: removing a feature or merging two. Only what lowers the
-    /// objective is kept.
-    #[arg(long)]
-    pub refine: bool,
-    /// mahalanobis: Φ = reg × (mean column variance) · I, the inverse-Wishart scale kept in
-    /// the objective so that it stays bounded below.
-    #[arg(long)]
-    pub reg: Option<f64>,
-    /// Fit on the data projected onto its top D' principal components (see madbayes::pca).
-    /// means.csv then stays in that space; means_original.csv holds the means mapped back
-    /// (cluster means: m + μ V; feature means: A V, to which m is added once per row), and
-    /// pca_components.npy (D' × D) and pca_mean.npy (1 × D) hold V and m.
-    #[arg(long, value_name = "D'")]
-    pub pca: Option<usize>,
     /// Hold out this fraction of the rows, hide a random fifth of each held-out row's
     /// entries, and score their prediction (summary.json `heldout`: mean squared error and
     /// Gaussian log-likelihood per hidden entry). The fit sees only the other rows.
@@ -174,15 +116,98 @@ pub struct FitArgs {
     /// answer used as the sampler's starting point.
     #[arg(long, value_enum)]
     pub init: Option<Init>,
+}
+
+/// The options `fit` and `path` share (flattened into both).
+#[derive(clap::Args, Clone, Debug)]
+pub struct RunOptions {
+    /// Image folders: convert every image to grey (0.299 R + 0.587 G + 0.114 B).
+    #[arg(long)]
+    pub grey: bool,
+    /// Number of clusters or features (kmeans, mahalanobis, k-features), or the most allowed
+    /// (dp-means, bp-means and stepwise variants).
+    #[arg(long)]
+    pub k: Option<usize>,
+    /// Independent runs; the lowest objective wins (default: the library's for the
+    /// algorithm, 10 for every one; the IBP methods run one chain, and --init bp-means
+    /// takes this many BP-means runs).
+    #[arg(long)]
+    pub restarts: Option<usize>,
+    /// Seed of all randomness (run i uses stream i of it).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Worker threads (0: one per core). The result does not depend on it.
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// Iteration (sweep) cap of each run, and of the rounds of the refinement (default: the
+    /// library's for the algorithm: 300, mahalanobis 100).
+    #[arg(long)]
+    pub max_iter: Option<usize>,
+    /// Refine after convergence (on by default for dp-means, collapsed-dp-means, bp-means,
+    /// k-features and stepwise-k-features; with --plain, turns it back on): dp-means variants
+    /// try exact single-point moves, merges and splits of clusters; bp-means removing,
+    /// merging and growing features, deep moves and a collapsed polish; k-features replacing
+    /// a feature. Only what lowers the objective is kept.
+    #[arg(long)]
+    pub refine: bool,
+    /// The paper's algorithms exactly as published (dp-means variants and the feature
+    /// family): no refinement, and for the feature family the paper's seeding (base feature,
+    /// the drawn residual tested as it is). Faster, and usually worse.
+    #[arg(long)]
+    pub plain: bool,
+    /// Feature family: how each run is seeded — `base` (the paper's, the default) or
+    /// `residual` (the authors' code).
+    #[arg(long, value_enum)]
+    pub seeding: Option<Seeding>,
+    /// mahalanobis: Φ = reg × (mean column variance) · I, the inverse-Wishart scale kept in
+    /// the objective so that it stays bounded below.
+    #[arg(long)]
+    pub reg: Option<f64>,
+    /// Fit on the data projected onto its top D' principal components (see madbayes::pca).
+    /// means.csv then stays in that space; means_original.csv holds the means mapped back
+    /// (cluster means: m + μ V; feature means: A V, to which m is added once per row), and
+    /// pca_components.npy (D' × D) and pca_mean.npy (1 × D) hold V and m.
+    #[arg(long, value_name = "D'")]
+    pub pca: Option<usize>,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
 }
 
-impl FitArgs {
-    pub(super) fn restarts(&self) -> usize {
-        self.restarts.unwrap_or(10)
+/// `args.k`, `args.seed`, … read the shared options.
+impl std::ops::Deref for FitArgs {
+    type Target = RunOptions;
+    fn deref(&self) -> &RunOptions {
+        &self.run
     }
+}
+
+impl FitArgs {
+    /// `--restarts`, or the library's default for the algorithm (the IBP methods: that of
+    /// the feature family, for `--init bp-means`).
+    pub fn restarts(&self) -> usize {
+        self.restarts.unwrap_or(
+            self.algo
+                .info()
+                .restarts
+                .unwrap_or(madbayes::features::DEFAULT_RESTARTS),
+        )
+    }
+
+    /// `--max-iter`, or the library's default for the algorithm.
+    pub fn max_iter(&self) -> usize {
+        self.max_iter.unwrap_or(self.algo.info().max_iter)
+    }
+
+    /// Whether the refinement runs (for the algorithms that have one).
+    pub fn refines(&self) -> bool {
+        refine_applies(self.algo) && (self.refine || !self.plain)
+    }
+}
+
+/// The algorithms with a refinement (and a `--plain` form).
+fn refine_applies(algo: Algo) -> bool {
+    algo.info().refine
 }
 
 /// What is kept of an image-folder input to draw the pictures.
@@ -344,20 +369,27 @@ pub(super) fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
         refuse("resample", args.resample)?;
         refuse("init", args.init.is_some())?;
     }
-    let refine_applies = matches!(algo, Algo::DpMeans | Algo::CollapsedDpMeans | Algo::BpMeans);
-    refuse("refine", args.refine && !refine_applies)?;
+    let info = algo.info();
+    refuse("refine", args.refine && !info.refine)?;
+    refuse("plain", args.plain && !info.plain)?;
+    refuse(
+        "seeding",
+        args.seeding.is_some() && info.family != Family::Features,
+    )?;
+    if info.family != Family::Ibp {
+        // The samplers check --k and --penalty themselves (--init bp-means takes a penalty).
+        refuse("penalty", args.penalty.is_some() && !info.penalty)?;
+        refuse("k", args.k.is_some() && info.k == KRole::None)?;
+    }
     refuse("reg", args.reg.is_some() && algo != Algo::Mahalanobis)?;
     let checked = match algo {
-        Algo::Kmeans => {
-            refuse("penalty", args.penalty.is_some())?;
-            Checked::KMeans(
-                KMeans::params(k()?)
-                    .restarts(args.restarts())
-                    .max_iter(args.max_iter)
-                    .seed(args.seed)
-                    .check()?,
-            )
-        }
+        Algo::Kmeans => Checked::KMeans(
+            KMeans::params(k()?)
+                .restarts(args.restarts())
+                .max_iter(args.max_iter())
+                .seed(args.seed)
+                .check()?,
+        ),
         Algo::DpMeans | Algo::CollapsedDpMeans => {
             let builder = if algo == Algo::DpMeans {
                 DpMeans::params(penalty()?)
@@ -368,16 +400,16 @@ pub(super) fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
                 builder
                     .k_max(args.k)
                     .restarts(args.restarts())
-                    .max_iter(args.max_iter)
+                    .max_iter(args.max_iter())
                     .seed(args.seed)
-                    .refine(args.refine)
+                    .refine(args.refines())
                     .check()?,
             )
         }
         Algo::Mahalanobis => {
             let mut builder = Mahalanobis::params(k()?, penalty()?)
                 .restarts(args.restarts())
-                .max_iter(args.max_iter)
+                .max_iter(args.max_iter())
                 .seed(args.seed);
             if let Some(r) = args.reg {
                 builder = builder.reg(r);
@@ -388,22 +420,24 @@ pub(super) fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
             Checked::Sampler(sampler::check(args)?)
         }
         Algo::BpMeans | Algo::CollapsedBpMeans | Algo::KFeatures | Algo::StepwiseKFeatures => {
-            let builder = match algo {
+            let mut builder = match algo {
                 Algo::BpMeans => BpMeans::params(penalty()?).k(args.k),
                 Algo::CollapsedBpMeans => CollapsedBpMeans::params(penalty()?).k(args.k),
                 Algo::StepwiseKFeatures => StepwiseKFeatures::params(penalty()?).k(args.k),
-                _ => {
-                    refuse("penalty", args.penalty.is_some())?;
-                    KFeatures::params(k()?)
-                }
+                _ => KFeatures::params(k()?),
             };
-
+            if args.plain {
+                builder = builder.plain();
+            }
+            if let Some(s) = args.seeding {
+                builder = builder.seeding(s.library());
+            }
             Checked::Features(
                 builder
                     .restarts(args.restarts())
-                    .max_iter(args.max_iter)
+                    .max_iter(args.max_iter())
                     .seed(args.seed)
-                    .refine(args.refine)
+                    .refine(args.refines())
                     .check()?,
             )
         }
@@ -462,7 +496,11 @@ fn check_model_size(args: &FitArgs, n: usize, d: usize) -> Result<(), CliError> 
 pub fn run(args: FitArgs) -> Result<(), CliError> {
     let checked = check_params(&args)?;
     check_threads(args.threads)?;
-    check_run_lengths(args.restarts(), args.max_iter, args.iterations.unwrap_or(0))?;
+    check_run_lengths(
+        args.restarts(),
+        args.max_iter(),
+        args.iterations.unwrap_or(0),
+    )?;
     check_out(&args.out, &[&args.input])?;
     let (x, images) = read_input(&args.input, args.grey)?;
     check_data(&x).map_err(|e| CliError(format!("{}: {e}", args.input.display())))?;
@@ -747,11 +785,13 @@ fn summary_json(args: &FitArgs, x: &RowMatrix, fitted: &Fitted, seconds: f64) ->
         "objective": fitted.objective,
         "penalty": args.penalty,
         "k_max": k_max,
-        "refine": args.refine,
+        "refine": args.refines(),
+        "plain": args.plain,
+        "seeding": (args.algo.family() == Family::Features).then(|| args.seeding.map_or(FeatureSeeding::default(), Seeding::library).name()),
         "restarts": args.restarts(),
         "seed": args.seed,
         "threads": args.threads,
-        "max_iter": args.max_iter,
+        "max_iter": args.max_iter(),
         "iterations": fitted.n_iter,
         "converged": fitted.stop == Stop::Converged,
         "stop": fitted.stop.name(),
@@ -773,6 +813,8 @@ fn summary_json(args: &FitArgs, x: &RowMatrix, fitted: &Fitted, seconds: f64) ->
                 "objective",
                 "penalty",
                 "refine",
+                "plain",
+                "seeding",
                 "restarts",
                 "best_run",
                 "restart_objectives",

@@ -14,6 +14,10 @@
 //!          Greedy k-means++ seeding alone (row norms included) on data read as for
 //!          `lloyd`; M seeds (default 1) from `--seed` on, R timed fits of each; the
 //!          potential Σ_n min_j ‖x_n − c_j‖² of every seed.
+//! dp       --x FILE --n N --d D --penalty P --threads T --restarts R [--plain B] [--seed S]
+//!          One DP-means fit of R restarts (the defaults, or the paper's algorithm with
+//!          `--plain true`) on data read as for `lloyd`; wall and CPU time, K, the objective
+//!          Σ‖x − μ‖² + P·K and the sweeps of the best run.
 //! memory   --algo kmeans|dpmeans --n N --d D --k K --std S --penalty P --max-iter M
 //!          Blobs generated here, one fit, then peak RSS (VmHWM) against the data's size.
 //! ```
@@ -172,6 +176,33 @@ fn cmd_seed(a: &Args) -> Res<()> {
     Ok(())
 }
 
+fn cmd_dp(a: &Args) -> Res<()> {
+    let (n, d): (usize, usize) = (a.get("n")?, a.get("d")?);
+    let penalty: f64 = a.get("penalty")?;
+    let (threads, restarts, seed): (usize, usize, u64) =
+        (a.get("threads")?, a.get("restarts")?, a.get_or("seed", 0)?);
+    let plain: bool = a.get_or("plain", false)?;
+    let x = read_f64(a.str("x")?, n, d)?;
+    let mut p = DpMeans::params(penalty).restarts(restarts).seed(seed);
+    if plain {
+        p = p.plain();
+    }
+    let p = p.check()?;
+    let pool = pool(threads)?;
+    let c0 = cpu_seconds();
+    let t = Instant::now();
+    let fit = pool.install(|| p.fit(&x))?;
+    let wall = t.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - c0;
+    println!(
+        "{{\"cmd\":\"dp\",\"n\":{n},\"d\":{d},\"penalty\":{penalty},\"restarts\":{restarts},\"plain\":{plain},\"threads\":{threads},\"wall_s\":{wall:.4},\"cpu_s\":{cpu:.4},\"k\":{},\"objective\":{:.10e},\"n_iter\":{}}}",
+        fit.k(),
+        fit.objective(),
+        fit.n_iter()
+    );
+    Ok(())
+}
+
 fn cmd_dp_vs_km(a: &Args) -> Res<()> {
     let (n, d, k_true): (usize, usize, usize) = (a.get("n")?, a.get("d")?, a.get("k-true")?);
     let (std, penalty): (f64, f64) = (a.get("std")?, a.get("penalty")?);
@@ -278,12 +309,15 @@ fn cmd_memory(a: &Args) -> Res<()> {
 fn main() -> Res<()> {
     let raw: Vec<String> = std::env::args().skip(1).collect();
     let Some((cmd, rest)) = raw.split_first() else {
-        return Err("usage: bench_clustering <lloyd|seed|dp-vs-km|memory> [--key value]...".into());
+        return Err(
+            "usage: bench_clustering <lloyd|seed|dp|dp-vs-km|memory> [--key value]...".into(),
+        );
     };
     let args = Args::parse(rest)?;
     match cmd.as_str() {
         "lloyd" => cmd_lloyd(&args),
         "seed" => cmd_seed(&args),
+        "dp" => cmd_dp(&args),
         "dp-vs-km" => cmd_dp_vs_km(&args),
         "memory" => cmd_memory(&args),
         other => Err(format!("unknown command {other}").into()),

@@ -163,7 +163,7 @@ pub struct RunOptions {
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
     /// Iteration (sweep) cap of each run, and of the rounds of the refinement (default: the
-    /// library's for the algorithm: 300, mahalanobis 100).
+    /// library's for the algorithm: 300, mahalanobis and meibp 100).
     #[arg(long)]
     pub max_iter: Option<usize>,
     /// Refine after convergence (on by default for dp-means, collapsed-dp-means, bp-means,

@@ -233,7 +233,10 @@ impl Accelerated {
                 fit.flip(block[bit], z, mo);
             }
             let bits = cur ^ gray(t);
-            logw.push(fit.loglik(xn, sx2, 0.0) + block_log_prior(&m_minus, bits, nn));
+            logw.push(
+                fit.loglik(xn, sx2, 0.0)
+                    + block_log_prior(&m_minus, bits, nn, self.hyper.block_fault),
+            );
         }
         let pick = draw_log_weighted(&logw, rng);
         let last = gray((1 << b) - 1);
@@ -309,7 +312,7 @@ impl Accelerated {
                             for (t, &c) in block.iter().enumerate() {
                                 zw[i * k + c] = f64::from(u8::from((bits >> t) & 1 == 1));
                             }
-                            block_log_prior(&m_minus, bits, nn)
+                            block_log_prior(&m_minus, bits, nn, self.hyper.block_fault)
                                 + window_loglik(
                                     &zw,
                                     w,
@@ -568,6 +571,7 @@ fn window_loglik(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ibp::BlockFault;
     use crate::restarts::run_rng;
     use rand::RngExt;
 
@@ -591,6 +595,7 @@ mod tests {
             sigma_a: 1.0,
             k_new_max: 4,
             block: 0,
+            block_fault: BlockFault::None,
         };
         for window in [1, 3] {
             let mut s = Accelerated::new(&x, Feats::empty(30), h, window, 0);
@@ -620,6 +625,7 @@ mod tests {
             sigma_a: 1.0,
             k_new_max: 4,
             block: 0,
+            block_fault: BlockFault::None,
         };
         let mut s = Accelerated::new(&x, Feats::empty(12), h, 1, 0);
         let mut rng = run_rng(2, 0);
@@ -665,6 +671,7 @@ mod tests {
             sigma_a: 1.2,
             k_new_max: 3,
             block: 0,
+            block_fault: BlockFault::None,
         };
         let z = RowMatrix::from_rows(&[[1.0, 0.0], [1.0, 1.0], [0.0, 1.0], [0.0, 0.0], [1.0, 1.0]]);
         let mut f = Feats::empty(5);

@@ -159,7 +159,7 @@ impl Collapsed {
                         for (t, &c) in block.iter().enumerate() {
                             z[c] = f64::from(u8::from((bits >> t) & 1 == 1));
                         }
-                        block_log_prior(&m_minus, bits, nn)
+                        block_log_prior(&m_minus, bits, nn, self.hyper.block_fault)
                             + row_loglik(&q, &bm, &z, xn, xx, s2, 0.0, &mut u)
                     })
                     .collect();
@@ -270,6 +270,7 @@ fn row_loglik(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ibp::BlockFault;
     use crate::ibp::model::{collapsed_log_lik, log_ibp_prior};
     use crate::restarts::run_rng;
     use rand::RngExt;
@@ -292,6 +293,7 @@ mod tests {
             sigma_a: 1.0,
             k_new_max: 4,
             block: 0,
+            block_fault: BlockFault::None,
         }
     }
 

@@ -17,6 +17,23 @@ pub(crate) struct Hyper {
     /// Size of the block of shared features each row draws jointly after its single-entry
     /// updates (0 or 1: none); see [`pick_block`].
     pub block: usize,
+    /// A deliberate error in the block update's weights (tests only; [`BlockFault::None`]
+    /// everywhere else).
+    pub block_fault: BlockFault,
+}
+
+/// A deliberate error in the joint block update's weights, for the tests that show the
+/// exact-posterior checks catch it. Only [`BlockFault::None`] is a correct sampler.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockFault {
+    /// The correct update.
+    None,
+    /// The prior of the block's values is left out (weights from the likelihood alone).
+    NoPrior,
+    /// The prior of each entry is m_{−n,k}/(N − 1) (on) and (N − 1 − m_{−n,k})/(N − 1) (off),
+    /// the share among the other rows, instead of Eq. 3's m_{−n,k}/N.
+    OtherRowsShare,
 }
 
 /// Draws z ∈ {0, 1} with P(z = 1) = e^{l1} / (e^{l0} + e^{l1}).
@@ -80,12 +97,20 @@ pub(crate) fn gray(t: usize) -> usize {
 
 /// log prior of the block's values `bits` (bit t for feature `block[t]`):
 /// Σ_t log(m_{−n,k}/N) or log((N − m_{−n,k})/N) (Eq. 3, independent over k).
-pub(crate) fn block_log_prior(m_minus: &[usize], bits: usize, n: usize) -> f64 {
+/// `fault` is [`BlockFault::None`] except in the tests that break it on purpose.
+pub(crate) fn block_log_prior(m_minus: &[usize], bits: usize, n: usize, fault: BlockFault) -> f64 {
     m_minus
         .iter()
         .enumerate()
         .map(|(t, &m)| {
-            let (l0, l1) = log_prior_flip(m, n);
+            let (l0, l1) = match fault {
+                BlockFault::None => log_prior_flip(m, n),
+                BlockFault::NoPrior => (0.0, 0.0),
+                BlockFault::OtherRowsShare => {
+                    let others = (n - 1) as f64;
+                    (((n - 1 - m) as f64 / others).ln(), (m as f64 / others).ln())
+                }
+            };
             if (bits >> t) & 1 == 1 { l1 } else { l0 }
         })
         .sum()

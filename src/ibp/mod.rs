@@ -30,6 +30,8 @@ pub mod split_merge;
 mod state;
 
 pub use chains::{AlignedFeatures, ChainDiagnostics, Draw, IbpPosterior};
+#[doc(hidden)]
+pub use common::BlockFault;
 pub use meibp::{
     Extremes, Meibp, MeibpFit, MeibpParams, MeibpTraceRecord, MeibpValidParams, RowObjective,
 };

@@ -3,7 +3,7 @@
 
 use super::accelerated::Accelerated;
 use super::collapsed::Collapsed;
-use super::common::Hyper;
+use super::common::{BlockFault, Hyper};
 use super::dense::std_normal;
 use super::hyper::{resample_alpha, resample_sigmas};
 use super::missing::ColumnPosteriors;
@@ -172,6 +172,7 @@ impl IbpSampler {
             split_merge: None,
             fault: Fault::None,
             block: None,
+            block_fault: BlockFault::None,
         })
     }
 }
@@ -200,6 +201,7 @@ pub struct IbpValidParams {
     split_merge: Option<usize>,
     fault: Fault,
     block: Option<usize>,
+    block_fault: BlockFault,
 }
 
 /// Where a chain starts.
@@ -329,6 +331,13 @@ impl IbpParams {
     #[doc(hidden)]
     pub fn split_merge_fault(mut self, fault: Fault) -> Self {
         self.0.fault = fault;
+        self
+    }
+    /// A deliberately wrong weight of the joint block update, for the tests that show the
+    /// exact-posterior checks catch it.
+    #[doc(hidden)]
+    pub fn block_fault(mut self, fault: BlockFault) -> Self {
+        self.0.block_fault = fault;
         self
     }
     /// Checks the rules that hold for any data.
@@ -673,6 +682,7 @@ impl IbpValidParams {
             sigma_a,
             k_new_max: self.k_new_max,
             block: self.block.unwrap_or(self.base.block),
+            block_fault: self.block_fault,
         };
         let (re_alpha, re_sx, re_sa) = self.resampled();
         let split_merge = self.split_merge.unwrap_or(self.base.split_merge);
@@ -812,6 +822,7 @@ mod tests {
             sigma_a: 1.0,
             k_new_max: 4,
             block: 0,
+            block_fault: BlockFault::None,
         };
         let record = IbpTraceRecord {
             iteration: 1,

@@ -123,7 +123,10 @@ impl SemiCollapsed {
                         let bit = (gray(t) ^ gray(t - 1)).trailing_zeros() as usize;
                         toggle(&mut e, bit, cur ^ gray(t), &self.a);
                     }
-                    logw.push(block_log_prior(&m_minus, cur ^ gray(t), nn) - sq(&e) / (2.0 * sx2));
+                    logw.push(
+                        block_log_prior(&m_minus, cur ^ gray(t), nn, self.hyper.block_fault)
+                            - sq(&e) / (2.0 * sx2),
+                    );
                 }
                 let pick = draw_log_weighted(&logw, rng);
                 let (last, want) = (cur ^ gray((1 << block.len()) - 1), cur ^ gray(pick));

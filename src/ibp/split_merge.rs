@@ -40,7 +40,7 @@
 //! once per call, O(N k̄ (k̄ + D)) for k̄ features per row), and a proposal costs
 //! O(NK + |S| k̄ D + K³ + K²D).
 
-use super::common::Hyper;
+use super::common::{BlockFault, Hyper};
 use super::dense::{chol_logdet, chol_solve, cholesky, forward, remove_index};
 use super::model::ln_factorial_table;
 use super::state::Feats;
@@ -396,6 +396,7 @@ pub fn split_merge_steps_with_fault(
         sigma_a,
         k_new_max: 0,
         block: 0,
+        block_fault: BlockFault::None,
     };
     run(x, &mut feats, &h, attempts, fault, rng);
     feats.to_row_matrix()
@@ -569,6 +570,7 @@ mod tests {
             sigma_a: 1.1,
             k_new_max: 4,
             block: 0,
+            block_fault: BlockFault::None,
         }
     }
 

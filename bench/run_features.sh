@@ -2,12 +2,16 @@
 # Feature-family benchmarks of madbayes; results are appended to bench/out/<section>.log.
 #
 #   bash bench/setup.sh                    # once: bench/.venv (numpy, Pillow for the photos)
-#   bash bench/run_features.sh [section]   # section: sweep | restarts | all
+#   bash bench/run_features.sh [section]   # section: sweep | restarts | defaults | all
 #
 # `sweep`: one BP-means sweep against one X Aᵀ GEMM of the same shape (MEIBP synthetic data,
 # N = 100 000, D = 1 000, K = 50), on 1 and 2 threads.
 # `restarts`: the tabletop photos reduced to 100 × 100 (bench/tabletop_pca.py), the paper's
 # numbers of restarts, on 1 and 2 threads: time per run and parallel efficiency.
+# `defaults`: the measurements behind the defaults (docs/defaults.md): the paper's algorithms
+# (plain) against the defaults on the tabletop photos (P = 20), the dice pictures (K-features,
+# K = 1..4), generated noisy block images (N = 100 and 1000) and Gaussian blobs (DP-means):
+# best objective, runs at the best, CPU time per run. About 15 min of CPU on this machine.
 # Every section prints `uptime` before and after itself: on this 2-core machine, timings
 # taken at a load above ~1.5 are not trustworthy.
 set -euo pipefail
@@ -50,12 +54,72 @@ run_restarts() {
     stamp "restarts: end"
 }
 
+run_defaults() {
+    stamp "defaults: start"
+    local q="$bin quality"
+    # BP-means on the tabletop photos prepared as the authors do, the P = 20.
+    for cfg in "plain --plain true" "plain-residual --plain true --seeding residual" \
+        "defaults" "defaults-residual --seeding residual"; do
+        set -- $cfg
+        local label=$1
+        shift
+        $q --data tabletop --algo bp-means --penalty 20 --restarts 1000 --target 261.2805 \
+            --label "$label" "$@"
+    done
+    $q --data tabletop --algo collapsed-bp-means --penalty 20 --restarts 300 --plain true --label plain
+    $q --data tabletop --algo collapsed-bp-means --penalty 20 --restarts 300 --label defaults
+    $q --data tabletop --algo stepwise-k-features --penalty 20 --restarts 300 --plain true --label plain
+    $q --data tabletop --algo stepwise-k-features --penalty 20 --restarts 100 --label defaults
+    # K-features on the dice pictures.
+    for k in 1 2 3 4; do
+        $q --data dice --algo k-features --k "$k" --restarts 1000 --plain true --label plain
+        $q --data dice --algo k-features --k "$k" --restarts 1000 --plain true --seeding residual \
+            --label plain-residual
+        $q --data dice --algo k-features --k "$k" --restarts 1000 --label defaults
+    done
+    # BP-means on noisy block images: the P = 30 (N = 100) and 300 (N = 1000), and
+    # P = 4 sigma^2 N, where the four shapes are the optimum.
+    for g in 0 1 2; do
+        for p in 30 100; do
+            $q --data blocks --n 100 --sigma 0.5 --gen-seed "$g" --algo bp-means --penalty "$p" \
+                --restarts 1000 --plain true --label plain
+            $q --data blocks --n 100 --sigma 0.5 --gen-seed "$g" --algo bp-means --penalty "$p" \
+                --restarts 1000 --label defaults
+            $q --data blocks --n 100 --sigma 0.5 --gen-seed "$g" --algo stepwise-k-features \
+                --penalty "$p" --restarts 300 --plain true --label plain
+            $q --data blocks --n 100 --sigma 0.5 --gen-seed "$g" --algo collapsed-bp-means \
+                --penalty "$p" --restarts 300 --plain true --label plain
+            $q --data blocks --n 100 --sigma 0.5 --gen-seed "$g" --algo collapsed-bp-means \
+                --penalty "$p" --restarts 300 --label defaults
+        done
+    done
+    for p in 300 1000; do
+        $q --data blocks --n 1000 --sigma 0.5 --gen-seed 0 --algo bp-means --penalty "$p" \
+            --restarts 100 --plain true --label plain
+        $q --data blocks --n 1000 --sigma 0.5 --gen-seed 0 --algo bp-means --penalty "$p" \
+            --restarts 100 --label defaults
+        $q --data blocks --n 1000 --sigma 0.5 --gen-seed 0 --algo stepwise-k-features \
+            --penalty "$p" --restarts 100 --plain true --label plain
+    done
+    # DP-means on the demo's blobs (P = 50) and on 10^5 points in 10 dimensions (P = 10^4).
+    for r in false true; do
+        $bin quality-dp --algo dp-means --penalty 50 --restarts 1000 --refine "$r" \
+            --label "refine=$r"
+        $bin quality-dp --algo collapsed-dp-means --penalty 50 --restarts 1000 --refine "$r" \
+            --label "refine=$r"
+        $bin quality-dp --algo dp-means --penalty 10000 --restarts 10 --refine "$r" \
+            --n 100000 --d 10 --k 20 --sd 1 --label "refine=$r"
+    done
+    stamp "defaults: end"
+}
+
 case "$section" in
     sweep) run_sweep 2>&1 | tee -a "$out/sweep.log" ;;
     restarts) run_restarts 2>&1 | tee -a "$out/restarts.log" ;;
+    defaults) run_defaults 2>&1 | tee -a "$out/defaults.log" ;;
     all)
         run_sweep 2>&1 | tee -a "$out/sweep.log"
         run_restarts 2>&1 | tee -a "$out/restarts.log"
         ;;
-    *) echo "unknown section $section (sweep | restarts | all)" >&2; exit 2 ;;
+    *) echo "unknown section $section (sweep | restarts | defaults | all)" >&2; exit 2 ;;
 esac

@@ -10,8 +10,31 @@
 //!          the same shape, all on T threads; best of R each.
 //! restarts --x FILE.npy --algo bp-means|collapsed-bp-means|k-features|stepwise-k-features
 //!          --penalty L [--k K] --restarts R --threads 1,2 [--seed S] [--refine true]
-//!          R restarts of one algorithm on every thread count listed; time per run and the
-//!          parallel efficiency t(1) / (T · t(T)).
+//!          [--plain false]
+//!          R restarts of one algorithm (the paper's form unless --plain false) on every
+//!          thread count listed; time per run and the parallel efficiency t(1) / (T · t(T)).
+//! quality --data tabletop|dice|blocks|FILE.npy --algo ALGO [--penalty L] [--k K]
+//!          [--restarts R] [--seed S] [--threads T] [--refine true|false]
+//!          [--seeding base|residual] [--grow-seeds true|false] [--plain true]
+//!          [--max-iter M] [--target V] [--hist true] [--show true] [--z-out FILE]
+//!          [--n N --sigma S --p P --gen-seed G]   (blocks only)
+//!          [--truth DIR]   (FILE: DIR/z.csv and DIR/a.csv, the truth `madbayes gen` wrote)
+//!          One fit with the library's defaults except what is given: best objective, K,
+//!          how many restarts end at the best value (within 10⁻⁶ relative) and at or below
+//!          `--target`, time per restart, and the load average. `tabletop` is
+//!          ../shared/data/tabletop/images prepared as the authors do (PCA 100 of the rows
+//!          scaled by 1/√(N − 1), mean kept), `dice` the noise-free dice pictures / 255,
+//!          `blocks` `madbayes gen blocks` data (with the true Z's objective, at the true A
+//!          and at the least-squares A). `--plain true` starts from the paper's settings
+//!          (`FeatureParams::plain`) before the other options; `--hist` prints the distinct
+//!          run objectives with their counts on stderr, `--show` the learned means,
+//!          `--z-out` the winning Z.
+//! quality-dp --algo dp-means|collapsed-dp-means --penalty L [--n N --d D --k K --sd S
+//!          --box B --gen-seed G] [--restarts R] [--refine true|false] [--seed S]
+//!          [--target V]
+//!          DP-means on Gaussian blobs (`madbayes demo`'s generator: N points, K centers
+//!          uniform in [−B, B]^D, noise S): best objective, K, ARI against the truth, runs
+//!          at or below `--target` (default: the best), CPU time per restart.
 //! ```
 //!
 //! Every command prints one JSON object per line on stdout.
@@ -181,11 +204,14 @@ fn cmd_restarts(a: &Args) -> Res<()> {
         .map(|t| t.parse())
         .collect::<Result<_, _>>()?;
     let refine: bool = a.get_or("refine", false)?;
-    let checked = params(a, algo, penalty)?
-        .restarts(restarts)
-        .seed(seed)
-        .refine(refine)
-        .check()?;
+    // The paper's algorithms (as BENCHMARKS.md's tables were measured), unless --plain false.
+    let base = params(a, algo, penalty)?;
+    let base = if a.get_or("plain", true)? {
+        base.plain()
+    } else {
+        base
+    };
+    let checked = base.restarts(restarts).seed(seed).refine(refine).check()?;
     let mut base: Option<(f64, f64)> = None;
     for &t in &threads {
         let c0 = cpu_seconds();
@@ -222,6 +248,229 @@ fn cmd_restarts(a: &Args) -> Res<()> {
     Ok(())
 }
 
+/// The data of `quality`, and the true (Z, A) when known.
+fn quality_data(a: &Args) -> Res<(RowMatrix, Option<(RowMatrix, RowMatrix)>)> {
+    let shared = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
+    let data = a.str("data")?;
+    Ok(match data {
+        "tabletop" => {
+            let set = madbayes::io::read_image_folder(&shared.join("tabletop/images"), false)?;
+            (madbayes::experiments::tabletop_matrix(set.x, 100)?, None)
+        }
+        "dice" => {
+            let path = shared.join("bp-means-dice/X_rowmajor.csv");
+            let mut x = madbayes::io::read_matrix(&path)?;
+            x.as_mut_slice().iter_mut().for_each(|v| *v /= 255.0);
+            (x, None)
+        }
+        "blocks" => {
+            let g = madbayes::generate::block_images(
+                a.get("n")?,
+                a.get_or("p", 0.5)?,
+                a.get_or("sigma", 0.5)?,
+                a.get_or("gen-seed", 0)?,
+            )?;
+            (g.x, Some((g.z, g.a)))
+        }
+        file => {
+            let x = madbayes::io::read_matrix(std::path::Path::new(file))?;
+            // `--truth DIR`: the z.csv and a.csv `madbayes gen` wrote beside the data.
+            let truth = match a.str("truth") {
+                Ok(dir) => {
+                    let dir = std::path::Path::new(dir);
+                    let z = madbayes::io::read_matrix(&dir.join("z.csv"))?;
+                    let at = madbayes::io::read_matrix(&dir.join("a.csv"))?;
+                    Some((z, at))
+                }
+                Err(_) => None,
+            };
+            (x, truth)
+        }
+    })
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+fn cmd_quality(a: &Args) -> Res<()> {
+    use madbayes::features::FeatureSeeding;
+    use madbayes::features::objective::sum_of_squares;
+    let (x, truth) = quality_data(a)?;
+    let algo = a.str("algo")?;
+    let penalty: f64 = a.get_or("penalty", 1.0)?;
+    let mut p = params(a, algo, penalty)?;
+    if a.get_or("plain", false)? {
+        p = p.plain();
+    }
+    if a.has("restarts") {
+        p = p.restarts(a.get("restarts")?);
+    }
+    if a.has("max-iter") {
+        p = p.max_iter(a.get("max-iter")?);
+    }
+    if a.has("refine") {
+        p = p.refine(a.get("refine")?);
+    }
+    if a.has("seeding") {
+        p = p.seeding(match a.str("seeding")? {
+            "base" => FeatureSeeding::BaseFeature,
+            "residual" => FeatureSeeding::Residual,
+            other => return Err(format!("unknown --seeding {other}").into()),
+        });
+    }
+    if a.has("grow-seeds") {
+        p = p.grow_seeds(a.get("grow-seeds")?);
+    }
+    let checked = p.seed(a.get_or("seed", 0)?).check()?;
+    let threads: usize = a.get_or("threads", 2)?;
+    let load_before = load_average();
+    let pool = pool(threads)?;
+    let c0 = cpu_seconds();
+    let t0 = Instant::now();
+    let fit = pool.install(|| checked.fit(&x))?;
+    let wall = t0.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - c0;
+    let objs = fit.run_objectives();
+    let best = fit.objective();
+    let at_best = objs
+        .iter()
+        .filter(|&&o| o <= best + 1e-6 * best.abs().max(1.0))
+        .count();
+    let target: f64 = a.get_or("target", f64::NAN)?;
+    let at_target = objs
+        .iter()
+        .filter(|&&o| o <= target + 1e-6 * target.abs().max(1.0))
+        .count();
+    if a.get_or("hist", false)? {
+        let mut sorted = objs.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let mut groups: Vec<(f64, usize)> = Vec::new();
+        for v in sorted {
+            match groups.last_mut() {
+                Some((g, c)) if (v - *g).abs() <= 1e-6 * g.abs().max(1.0) => *c += 1,
+                _ => groups.push((v, 1)),
+            }
+        }
+        let text: Vec<String> = groups
+            .iter()
+            .take(a.get_or("hist-max", 12)?)
+            .map(|(g, c)| format!("{g:.4}×{c}"))
+            .collect();
+        eprintln!(
+            "objectives: {} ({} distinct)",
+            text.join(", "),
+            groups.len()
+        );
+    }
+    if a.has("z-out") {
+        let z = fit.z();
+        let text: String = (0..z.n_rows())
+            .map(|i| {
+                z.row(i)
+                    .iter()
+                    .map(|&v| if v != 0 { '1' } else { '0' })
+                    .collect::<String>()
+                    + "\n"
+            })
+            .collect();
+        std::fs::write(a.str("z-out")?, text)?;
+    }
+    if a.get_or("show", false)? {
+        let z = fit.z();
+        for (j, row) in fit.means().rows().enumerate() {
+            let held = (0..z.n_rows()).filter(|&i| z.get(i, j)).count();
+            let cells: Vec<String> = row.iter().map(|v| format!("{v:4.1}")).collect();
+            eprintln!("feature {j} held by {held}:");
+            for line in cells.chunks(a.get_or("show-width", 6)?) {
+                eprintln!("  {}", line.join(" "));
+            }
+        }
+    }
+    let truth_json = match &truth {
+        Some((z, at)) => {
+            let k = z.n_cols() as f64;
+            let z = &madbayes::BinaryMatrix::from_row_matrix(z);
+            let ls = madbayes::features::least_squares_means(&x, z).a;
+            format!(
+                ",\"true_z_objective_true_a\":{:.4},\"true_z_objective_ls_a\":{:.4}",
+                sum_of_squares(&x, z, at) + k * penalty,
+                sum_of_squares(&x, z, &ls) + k * penalty
+            )
+        }
+        None => String::new(),
+    };
+    println!(
+        "{{\"cmd\":\"quality\",\"label\":\"{}\",\"data\":\"{}\",\"algo\":\"{algo}\",\"n\":{},\"penalty\":{penalty},\
+\"restarts\":{},\"threads\":{threads},\"k\":{},\"objective\":{best:.4},\"runs_at_best\":{at_best},\
+\"runs_at_target\":{at_target},\"cpu_ms_per_run\":{:.4},\"wall_s\":{wall:.3},\"load\":\"{load_before} / {}\"{truth_json}}}",
+        a.str("label").unwrap_or(""),
+        a.str("data")?,
+        x.n_rows(),
+        objs.len(),
+        fit.k(),
+        1e3 * cpu / objs.len() as f64,
+        load_average()
+    );
+    Ok(())
+}
+
+/// `quality-dp`: DP-means or collapsed DP-means on Gaussian blobs (the demo's generator).
+fn cmd_quality_dp(a: &Args) -> Res<()> {
+    use madbayes::clustering::{CollapsedDpMeans, DpMeans};
+    let (n, d, k): (usize, usize, usize) =
+        (a.get_or("n", 600)?, a.get_or("d", 2)?, a.get_or("k", 6)?);
+    let sd: f64 = a.get_or("sd", 0.5)?;
+    let blobs = madbayes::generate::gaussian_blobs(
+        n,
+        d,
+        k,
+        a.get_or("box", 12.0)?,
+        sd,
+        a.get_or("gen-seed", 0)?,
+    );
+    let penalty: f64 = a.get("penalty")?;
+    let algo = a.str("algo")?;
+    let mut p = match algo {
+        "dp-means" => DpMeans::params(penalty),
+        "collapsed-dp-means" => CollapsedDpMeans::params(penalty),
+        other => return Err(format!("unknown --algo {other}").into()),
+    };
+    if a.has("restarts") {
+        p = p.restarts(a.get("restarts")?);
+    }
+    if a.has("refine") {
+        p = p.refine(a.get("refine")?);
+    }
+    let checked = p.seed(a.get_or("seed", 0)?).check()?;
+    let threads: usize = a.get_or("threads", 2)?;
+    let pool = pool(threads)?;
+    let c0 = cpu_seconds();
+    let fit = pool.install(|| checked.fit(&blobs.x))?;
+    let cpu = cpu_seconds() - c0;
+    let objs = fit.run_objectives();
+    let best = fit.objective();
+    let target: f64 = a.get_or("target", best)?;
+    let at_target = objs
+        .iter()
+        .filter(|&&o| o <= target + 1e-6 * target.abs().max(1.0))
+        .count();
+    let ari = madbayes::metrics::adjusted_rand_index(fit.labels(), &blobs.labels);
+    println!(
+        "{{\"cmd\":\"quality-dp\",\"label\":\"{}\",\"algo\":\"{algo}\",\"n\":{n},\"d\":{d},\"k_true\":{k},\"sd\":{sd},\"penalty\":{penalty},\
+\"restarts\":{},\"k\":{},\"objective\":{best:.4},\"ari\":{ari:.4},\"runs_at_target\":{at_target},\
+\"cpu_ms_per_run\":{:.4},\"load\":\"{}\"}}",
+        a.str("label").unwrap_or(""),
+        objs.len(),
+        fit.k(),
+        1e3 * cpu / objs.len() as f64,
+        load_average()
+    );
+    Ok(())
+}
+
 fn main() -> Res<()> {
     let raw: Vec<String> = std::env::args().skip(1).collect();
     let Some((cmd, rest)) = raw.split_first() else {
@@ -231,6 +480,8 @@ fn main() -> Res<()> {
     match cmd.as_str() {
         "sweep-vs-gemm" => cmd_sweep_vs_gemm(&args),
         "restarts" => cmd_restarts(&args),
+        "quality" => cmd_quality(&args),
+        "quality-dp" => cmd_quality_dp(&args),
         other => Err(format!("unknown command {other}").into()),
     }
 }

@@ -53,12 +53,12 @@ fn feature_parameters_read_back() {
         .unwrap();
     assert_eq!((p.penalty(), p.k()), (Some(1.5), Some(6)));
     assert_eq!(
-        (p.restarts(), p.max_iter(), p.seed(), p.refine()),
+        (p.restarts(), p.max_iter(), p.seed(), p.refines()),
         (3, 14, 15, true)
     );
     assert_eq!(p.seeding(), FeatureSeeding::Residual);
-    let k = KFeatures::params(2).check().unwrap();
-    assert_eq!((k.penalty(), k.k(), k.refine()), (None, Some(2), false));
+    let k = KFeatures::params(2).plain().check().unwrap();
+    assert_eq!((k.penalty(), k.k(), k.refines()), (None, Some(2), false));
 }
 
 #[test]

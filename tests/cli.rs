@@ -246,17 +246,124 @@ fn the_same_seed_gives_byte_identical_files_on_one_and_two_threads() {
 }
 
 #[test]
-fn demo_runs_and_finds_the_clusters_with_refine() {
+fn demo_finds_the_clusters_and_draws_the_four_block_shapes() {
     let o = madbayes(&["demo"]);
     assert!(o.status.success());
     let text = String::from_utf8_lossy(&o.stdout);
-    let refine = text
+    let row = |name: &str| -> Vec<String> {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("a {name} row in\n{text}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    // dp-means, K = 6, ARI 1 (the paper's algorithm finds 3 of the 6 here).
+    let dp = row("dp-means ");
+    assert_eq!((dp[1].as_str(), dp[3].as_str()), ("6", "1.0000"), "{dp:?}");
+    let bp = row("bp-means ");
+    assert_eq!(bp[1], "4", "{bp:?}");
+    let truth: f64 = row("the true Z")[6].parse().unwrap();
+    assert!(bp[2].parse::<f64>().unwrap() <= truth, "{bp:?} vs {truth}");
+    // Four pictures, each learned feature beside its true shape: 6 lines of 4 pairs.
+    let header = text
         .lines()
-        .find(|l| l.starts_with("dp-means --refine"))
-        .expect("a dp-means --refine row");
-    let cols: Vec<&str> = refine.split_whitespace().collect();
-    assert_eq!(cols[2], "6", "{refine}");
-    assert_eq!(cols[4], "1.0000", "{refine}");
+        .position(|l| l.starts_with("feature 1 ("))
+        .expect("the pictures");
+    assert!(text.lines().nth(header).unwrap().contains("feature 4 ("));
+    for line in text.lines().skip(header + 1).take(6) {
+        let cells: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(cells.len(), 8, "{line}");
+        // Every learned feature draws its shape exactly at this noise level.
+        for pair in cells.chunks(2) {
+            assert_eq!(pair[0], pair[1], "{line}");
+        }
+    }
+}
+
+#[test]
+fn plain_and_seeding_flags_reach_the_library_and_the_summary() {
+    let d = tmp();
+    // Noisy block images (N = 100, σ_X = 0.5) as a CSV file, and the same rows in memory.
+    let data = madbayes::generate::block_images(100, 0.5, 0.5, 2).unwrap();
+    let csv = d.path().join("blocks.csv");
+    let text: String = data
+        .x
+        .rows()
+        .map(|r| {
+            r.iter()
+                .map(|v| format!("{v:?}"))
+                .collect::<Vec<_>>()
+                .join(",")
+                + "\n"
+        })
+        .collect();
+    fs::write(&csv, text).unwrap();
+    let summary = |dir: &Path| -> serde_json::Value {
+        serde_json::from_str(&fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
+    };
+    let lib = |p: madbayes::features::FeatureParams| p.check().unwrap().fit(&data.x).unwrap();
+    let cases: [(&[&str], madbayes::features::FeatureParams, bool, &str); 3] = [
+        (
+            &[],
+            madbayes::features::BpMeans::params(100.0),
+            true,
+            "base",
+        ),
+        (
+            &["--plain"],
+            madbayes::features::BpMeans::params(100.0).plain(),
+            false,
+            "base",
+        ),
+        (
+            &["--plain", "--seeding", "residual", "--refine"],
+            madbayes::features::BpMeans::params(100.0)
+                .plain()
+                .seeding(madbayes::features::FeatureSeeding::Residual)
+                .refine(true),
+            true,
+            "residual",
+        ),
+    ];
+    for (i, (flags, params, refine, seeding)) in cases.into_iter().enumerate() {
+        let out = d.path().join(format!("out{i}"));
+        let mut extra = vec!["--algo", "bp-means", "--penalty", "100"];
+        extra.extend_from_slice(flags);
+        let o = fit(&csv, &out, &extra);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let s = summary(&out);
+        let want = lib(params);
+        assert_eq!(
+            s["objective"].as_f64().unwrap(),
+            madbayes::Model::objective(&want),
+            "{flags:?}"
+        );
+        assert_eq!(s["refine"], refine, "{flags:?}");
+        assert_eq!(s["plain"], flags.contains(&"--plain"), "{flags:?}");
+        assert_eq!(s["seeding"], seeding, "{flags:?}");
+        assert_eq!(s["restarts"], madbayes::features::DEFAULT_RESTARTS);
+        assert_eq!(s["max_iter"], madbayes::features::DEFAULT_MAX_ITER);
+    }
+    // The defaults find the four shapes here; the paper's Algorithm 1 does not.
+    assert_eq!(summary(&d.path().join("out0"))["k"], 4);
+    assert!(summary(&d.path().join("out1"))["k"].as_u64().unwrap() < 4);
+    // Flags that do not apply are refused.
+    let out = d.path().join("bad");
+    assert_bad(
+        &fit(&csv, &out, &["--algo", "kmeans", "--k", "2", "--plain"]),
+        &["--plain", "kmeans"],
+        Some(&out),
+    );
+    assert_bad(
+        &fit(
+            &csv,
+            &out,
+            &["--algo", "dp-means", "--penalty", "9", "--seeding", "base"],
+        ),
+        &["--seeding", "dp-means"],
+        Some(&out),
+    );
 }
 
 // ---- bad input --------------------------------------------------------------------------

@@ -41,7 +41,7 @@ fn dp_means_k_does_not_grow_with_the_penalty() {
         "--algo",
         "dp-means",
         "--penalty-range",
-        "0.05:5000:12",
+        "0.05:200000:12",
         "--restarts",
         "5",
         "--out",
@@ -57,7 +57,7 @@ fn dp_means_k_does_not_grow_with_the_penalty() {
         .collect();
     assert_eq!(rows.len(), 12, "one row per penalty");
     assert_eq!(rows[0][0], 0.05);
-    assert_eq!(rows[11][0], 5000.0);
+    assert_eq!(rows[11][0], 200000.0);
     let ks: Vec<f64> = rows.iter().map(|r| r[1]).collect();
     assert!(ks.windows(2).all(|w| w[1] <= w[0]), "K per penalty: {ks:?}");
     assert!(ks[0] > 4.0 && ks[11] == 1.0, "{ks:?}");

@@ -18,17 +18,20 @@ use madbayes::{FitError, RowMatrix};
 /// merges, and a capped one of each kind.
 fn dp_configs(penalty: f64) -> Vec<(&'static str, DpMeansParams)> {
     vec![
-        ("DP-means", DpMeans::params(penalty)),
+        ("DP-means", DpMeans::params(penalty).plain()),
         ("DP-means+refine", DpMeans::params(penalty).refine(true)),
-        ("capped DP-means", DpMeans::params(penalty).k_max(Some(3))),
-        ("collapsed", CollapsedDpMeans::params(penalty)),
+        (
+            "capped DP-means",
+            DpMeans::params(penalty).plain().k_max(Some(3)),
+        ),
+        ("collapsed", CollapsedDpMeans::params(penalty).plain()),
         (
             "collapsed+refine",
             CollapsedDpMeans::params(penalty).refine(true),
         ),
         (
             "capped collapsed",
-            CollapsedDpMeans::params(penalty).k_max(Some(3)),
+            CollapsedDpMeans::params(penalty).plain().k_max(Some(3)),
         ),
     ]
 }
@@ -173,9 +176,9 @@ fn capped_variants_never_exceed_k_max() {
     for k_max in 1..=5 {
         for penalty in [1e-6, 0.05, 0.5] {
             for params in [
-                DpMeans::params(penalty),
+                DpMeans::params(penalty).plain(),
                 DpMeans::params(penalty).refine(true),
-                CollapsedDpMeans::params(penalty),
+                CollapsedDpMeans::params(penalty).plain(),
                 CollapsedDpMeans::params(penalty).refine(true),
             ] {
                 let fit = params
@@ -356,8 +359,16 @@ fn dp_means_recovers_well_separated_gaussian_blobs() {
         }
     }
     assert!(4.0 * max_within < 150.0 && 150.0 < 900.0 / 4.0);
+    // The paper's algorithms (`plain`): no refinement.
     for params in [DpMeans::params(150.0), CollapsedDpMeans::params(150.0)] {
-        let f = params.restarts(3).seed(1).check().unwrap().fit(&x).unwrap();
+        let f = params
+            .plain()
+            .restarts(3)
+            .seed(1)
+            .check()
+            .unwrap()
+            .fit(&x)
+            .unwrap();
         assert_eq!(f.k(), 5);
         assert!(same_partition(f.labels(), &truth), "blobs not recovered");
     }

@@ -87,9 +87,9 @@ fn kmeans_never_beats_the_exhaustive_optimum_and_stops_at_a_lloyd_fixed_point() 
 /// The four DP-means configurations, by name.
 fn dp_configs(penalty: f64) -> [(&'static str, DpMeansParams); 4] {
     [
-        ("DP-means", DpMeans::params(penalty)),
+        ("DP-means", DpMeans::params(penalty).plain()),
         ("DP-means+refine", DpMeans::params(penalty).refine(true)),
-        ("collapsed", CollapsedDpMeans::params(penalty)),
+        ("collapsed", CollapsedDpMeans::params(penalty).plain()),
         (
             "collapsed+refine",
             CollapsedDpMeans::params(penalty).refine(true),

@@ -15,6 +15,7 @@ fn seeds_reproduce_and_differ() {
     let x = uniform(300, 2, &mut rng(7));
     let fit = |seed: u64| {
         DpMeans::params(0.05)
+            .plain()
             .restarts(4)
             .seed(seed)
             .check()
@@ -71,6 +72,7 @@ fn results_are_bit_identical_on_one_and_two_threads() {
             "DP-means",
             Box::new(|| {
                 DpMeans::params(12.0)
+                    .plain()
                     .restarts(2)
                     .seed(5)
                     .check()
@@ -97,6 +99,7 @@ fn results_are_bit_identical_on_one_and_two_threads() {
             "collapsed",
             Box::new(|| {
                 CollapsedDpMeans::params(12.0)
+                    .plain()
                     .restarts(1)
                     .max_iter(10)
                     .seed(5)
@@ -150,6 +153,7 @@ fn results_do_not_depend_on_where_the_data_sit() {
                 "DP-means".to_string(),
                 Box::new(|x: &RowMatrix| {
                     DpMeans::params(0.05)
+                        .plain()
                         .restarts(3)
                         .seed(1)
                         .check()
@@ -162,6 +166,7 @@ fn results_do_not_depend_on_where_the_data_sit() {
                 "collapsed".to_string(),
                 Box::new(|x: &RowMatrix| {
                     CollapsedDpMeans::params(0.05)
+                        .plain()
                         .restarts(3)
                         .seed(1)
                         .check()

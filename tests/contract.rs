@@ -172,14 +172,15 @@ fn options_that_do_not_apply_are_refused() {
             .map(|_| ()),
         na("refine", "collapsed-bp-means")
     );
-    assert_eq!(
-        KFeatures::params(2).refine(true).check().map(|_| ()),
-        na("refine", "k-features")
-    );
-    assert_eq!(
-        BpMeans::params(1.0).exact_max_k(8).check().map(|_| ()),
-        na("exact-max-k", "bp-means")
-    );
+    for (params, algo) in [
+        (KFeatures::params(2), "k-features"),
+        (StepwiseKFeatures::params(1.0), "stepwise-k-features"),
+    ] {
+        assert_eq!(
+            params.grow_seeds(true).check().map(|_| ()),
+            na("grow-seeds", algo)
+        );
+    }
     for kind in [IbpKind::Collapsed, IbpKind::SemiCollapsed] {
         assert_eq!(
             IbpSampler::params(kind).window(2).check().map(|_| ()),
@@ -193,6 +194,8 @@ fn options_that_do_not_apply_are_refused() {
             .is_ok()
     );
     assert!(BpMeans::params(1.0).refine(true).check().is_ok());
+    assert!(BpMeans::params(1.0).exact_max_k(8).check().is_ok());
+    assert!(KFeatures::params(2).refine(true).check().is_ok());
     assert!(KFeatures::params(2).exact_max_k(8).check().is_ok());
     // One error type: parameter errors convert into FitError.
     let e: FitError = ParamError::ZeroWindow.into();

@@ -118,7 +118,9 @@ fn results_do_not_depend_on_the_thread_count() {
             .build()
             .unwrap();
         pool.install(|| {
+            // The paper's sweeps (`plain`), whose waves are what this test is about.
             let dp = DpMeans::params(20.0)
+                .plain()
                 .restarts(2)
                 .seed(5)
                 .check()

@@ -109,15 +109,18 @@ fn column_masks_long(z: &RowMatrix) -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// The paper's K-features (`plain`) with either seeding; the defaults are checked in
+/// `defaults_reach_the_references.rs`.
 #[test]
 #[cfg_attr(
     not(shared_data),
     ignore = "needs ../shared/data/bp-means-dice (not in this checkout)"
 )]
-fn dice_k_features_reaches_the_reference_optima() {
+fn dice_plain_k_features_reaches_the_reference_optima() {
     let (x, z_true) = dice();
     let fit = |k: usize, seeding: FeatureSeeding, restarts: usize| -> FeatureModel {
         KFeatures::params(k)
+            .plain()
             .restarts(restarts)
             .seeding(seeding)
             .check()
@@ -244,6 +247,16 @@ fn block_images_bp_means_and_stepwise_recover_the_four_shapes() {
     let p = 100.0;
     for (name, fit) in [
         (
+            "bp-means plain",
+            BpMeans::params(p)
+                .plain()
+                .restarts(20)
+                .check()
+                .unwrap()
+                .fit(&xs)
+                .unwrap(),
+        ),
+        (
             "bp-means",
             BpMeans::params(p)
                 .restarts(100)
@@ -253,18 +266,9 @@ fn block_images_bp_means_and_stepwise_recover_the_four_shapes() {
                 .unwrap(),
         ),
         (
-            "bp-means refined",
-            BpMeans::params(p)
-                .restarts(20)
-                .refine(true)
-                .check()
-                .unwrap()
-                .fit(&xs)
-                .unwrap(),
-        ),
-        (
             "collapsed bp-means",
             CollapsedBpMeans::params(p)
+                .plain()
                 .restarts(5)
                 .check()
                 .unwrap()
@@ -274,6 +278,7 @@ fn block_images_bp_means_and_stepwise_recover_the_four_shapes() {
         (
             "stepwise",
             StepwiseKFeatures::params(p)
+                .plain()
                 .restarts(30)
                 .check()
                 .unwrap()
@@ -290,7 +295,14 @@ fn block_images_bp_means_and_stepwise_recover_the_four_shapes() {
         );
         if name == "collapsed bp-means" {
             // Not part of the check: a valid local optimum is all that is asserted
-            // (measured here: K = 5, objective 1944.8 against 1855.9 with 5 restarts).
+            // (measured here: K = 7, objective 2119.5 against 1842.6 with 5 restarts).
+            continue;
+        }
+        if name == "bp-means plain" {
+            // Plain Alg. 1 keeps a superfluous fifth feature here (as in the paper's tabletop
+            // run); the four shapes are still among its features.
+            assert!(fit.k() >= 4);
+            assert!(worst < 0.1 && agree > 0.995, "{name}");
             continue;
         }
         assert_eq!(fit.k(), 4, "{name}: K = {}", fit.k());

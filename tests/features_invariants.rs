@@ -40,17 +40,30 @@ fn synthetic() -> RowMatrix {
 
 fn all_params() -> Vec<(&'static str, FeatureParams, Option<f64>)> {
     vec![
-        ("bp-means", BpMeans::params(4.0).restarts(6), Some(4.0)),
         (
-            "bp-means residual seeding",
+            "bp-means plain",
+            BpMeans::params(4.0).plain().restarts(6),
+            Some(4.0),
+        ),
+        (
+            "bp-means plain, residual seeding",
             BpMeans::params(4.0)
+                .plain()
                 .restarts(6)
                 .seeding(FeatureSeeding::Residual),
             Some(4.0),
         ),
         (
-            "bp-means refined",
-            BpMeans::params(4.0).restarts(6).refine(true),
+            "bp-means plain, refined",
+            BpMeans::params(4.0).plain().restarts(6).refine(true),
+            Some(4.0),
+        ),
+        ("bp-means", BpMeans::params(4.0).restarts(6), Some(4.0)),
+        (
+            "bp-means, residual seeding",
+            BpMeans::params(4.0)
+                .restarts(6)
+                .seeding(FeatureSeeding::Residual),
             Some(4.0),
         ),
         (
@@ -59,11 +72,29 @@ fn all_params() -> Vec<(&'static str, FeatureParams, Option<f64>)> {
             Some(4.0),
         ),
         (
+            "collapsed bp-means plain",
+            CollapsedBpMeans::params(4.0)
+                .plain()
+                .restarts(3)
+                .exact_max_k(6),
+            Some(4.0),
+        ),
+        (
             "capped bp-means",
             BpMeans::params(0.5).k(Some(2)).restarts(6),
             Some(0.5),
         ),
+        (
+            "capped bp-means plain",
+            BpMeans::params(0.5).plain().k(Some(2)).restarts(6),
+            Some(0.5),
+        ),
         ("k-features", KFeatures::params(3).restarts(6), None),
+        (
+            "k-features plain",
+            KFeatures::params(3).plain().restarts(6),
+            None,
+        ),
         (
             "k-features descent",
             KFeatures::params(3).exact_max_k(1).restarts(6),
@@ -72,6 +103,11 @@ fn all_params() -> Vec<(&'static str, FeatureParams, Option<f64>)> {
         (
             "stepwise",
             StepwiseKFeatures::params(4.0).restarts(4),
+            Some(4.0),
+        ),
+        (
+            "stepwise plain",
+            StepwiseKFeatures::params(4.0).plain().restarts(4),
             Some(4.0),
         ),
     ]

@@ -80,6 +80,25 @@ def _positive(name, value, allow_none=True):
     return float(value)
 
 
+def _tri_state(name, value):
+    """None (the library's default) or a bool."""
+    if value is None or isinstance(value, (bool, np.bool_)):
+        return None if value is None else bool(value)
+    raise ValueError(f"{name} must be True, False or None (the library's default), got {value!r}")
+
+
+def _flag(name, value):
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ValueError(f"{name} must be True or False, got {value!r}")
+
+
+def _seeding(value):
+    if value is None or value in ("base", "residual"):
+        return value
+    raise ValueError(f"seeding must be None, 'base' or 'residual', got {value!r}")
+
+
 def _too_few_rows(n, name, k):
     if k is not None and k > n:
         raise ValueError(f"n_samples={n} should be >= {name}={k}.")

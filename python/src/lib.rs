@@ -9,7 +9,9 @@
 use madbayes::clustering::{
     CollapsedDpMeans, DpMeans, KMeans, Mahalanobis, objective::sum_of_squares,
 };
-use madbayes::features::{BpMeans, CollapsedBpMeans, KFeatures, StepwiseKFeatures};
+use madbayes::features::{
+    BpMeans, CollapsedBpMeans, FeatureParams, FeatureSeeding, KFeatures, StepwiseKFeatures,
+};
 use madbayes::from_arrays;
 use madbayes::ibp::{IbpKind, IbpSampler, Meibp};
 use madbayes::restarts::Observer;
@@ -228,6 +230,7 @@ fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         d.set_item("n_init", p.restarts())?;
         d.set_item("max_iter", p.max_iter())?;
         d.set_item("random_state", p.seed())?;
+        // What `refine=None` means: the library's default.
         d.set_item("refine", p.refine())?;
         d.set_item("max_clusters", p.k_max())?;
         out.set_item(name, d)?;
@@ -250,7 +253,10 @@ fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         d.set_item("n_init", p.restarts())?;
         d.set_item("max_iter", p.max_iter())?;
         d.set_item("random_state", p.seed())?;
-        d.set_item("refine", p.refine())?;
+        // What `refine=None` and `seeding=None` mean: the library's defaults.
+        d.set_item("refine", p.refines())?;
+        d.set_item("grow_seeds", p.grows_seeds())?;
+        d.set_item("seeding", p.seeding().name())?;
         out.set_item(name, d)?;
     }
     for (name, kind) in [
@@ -378,7 +384,7 @@ fn fit_kmeans<'py>(
 
 /// DP-means or collapsed DP-means.
 #[pyfunction]
-#[pyo3(signature = (x, penalty, collapsed, max_clusters, n_init, max_iter, seed, refine, n_jobs, progress=None))]
+#[pyo3(signature = (x, penalty, collapsed, max_clusters, n_init, max_iter, seed, refine, plain, n_jobs, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn fit_dp_means<'py>(
     py: Python<'py>,
@@ -389,23 +395,30 @@ fn fit_dp_means<'py>(
     n_init: usize,
     max_iter: usize,
     seed: u64,
-    refine: bool,
+    refine: Option<bool>,
+    plain: bool,
     n_jobs: usize,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let x = to_matrix(x)?;
     let penalty = penalty_or_default(py, penalty, &x)?;
-    let builder = if collapsed {
+    let mut builder = if collapsed {
         CollapsedDpMeans::params(penalty)
     } else {
         DpMeans::params(penalty)
     };
+    // As the command line: `--plain` first, then an explicit `--refine` on top of it.
+    if plain {
+        builder = builder.plain();
+    }
+    if let Some(r) = refine {
+        builder = builder.refine(r);
+    }
     let p = builder
         .k_max(max_clusters)
         .restarts(n_init)
         .max_iter(max_iter)
         .seed(seed)
-        .refine(refine)
         .check()
         .map_err(param_error)?;
     let obs = Progress::new(progress);
@@ -506,7 +519,7 @@ fn mahalanobis_distances<'py>(
 
 /// BP-means, collapsed BP-means, K-features or stepwise K-features.
 #[pyfunction]
-#[pyo3(signature = (x, algo, penalty, k, n_init, max_iter, seed, refine, n_jobs, progress=None))]
+#[pyo3(signature = (x, algo, penalty, k, n_init, max_iter, seed, refine, plain, seeding, n_jobs, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn fit_features<'py>(
     py: Python<'py>,
@@ -517,10 +530,13 @@ fn fit_features<'py>(
     n_init: usize,
     max_iter: usize,
     seed: u64,
-    refine: bool,
+    refine: Option<bool>,
+    plain: bool,
+    seeding: Option<&str>,
     n_jobs: usize,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let seeding = seeding.map(feature_seeding).transpose()?;
     let x = to_matrix(x)?;
     let penalty = match algo {
         "k-features" => None,
@@ -528,8 +544,8 @@ fn fit_features<'py>(
     };
     let need_penalty =
         || penalty.ok_or_else(|| PyValueError::new_err(format!("{algo} takes no penalty")));
-    let builder = match algo {
-        "bp-means" => BpMeans::params(need_penalty()?).refine(refine),
+    let builder: FeatureParams = match algo {
+        "bp-means" => BpMeans::params(need_penalty()?),
         "collapsed-bp-means" => CollapsedBpMeans::params(need_penalty()?),
         "k-features" => KFeatures::params(k.unwrap_or(0)),
         "stepwise-k-features" => StepwiseKFeatures::params(need_penalty()?),
@@ -539,8 +555,18 @@ fn fit_features<'py>(
             )));
         }
     };
+    // In the command line's order: `--plain`, then `--seeding`, then an explicit `--refine`.
+    let mut builder = builder.k(k);
+    if plain {
+        builder = builder.plain();
+    }
+    if let Some(s) = seeding {
+        builder = builder.seeding(s);
+    }
+    if let Some(r) = refine {
+        builder = builder.refine(r);
+    }
     let p = builder
-        .k(k)
         .restarts(n_init)
         .max_iter(max_iter)
         .seed(seed)
@@ -567,6 +593,18 @@ fn fit_features<'py>(
     d.set_item("seconds", secs)?;
     d.set_item("penalty", penalty)?;
     Ok(d)
+}
+
+/// The library's seeding for its command-line name (`base`, `residual`).
+fn feature_seeding(name: &str) -> PyResult<FeatureSeeding> {
+    [FeatureSeeding::BaseFeature, FeatureSeeding::Residual]
+        .into_iter()
+        .find(|s| s.name() == name)
+        .ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "seeding must be None, 'base' or 'residual', got {name:?}"
+            ))
+        })
 }
 
 /// The best binary z of each row of `x` given feature means `a`.

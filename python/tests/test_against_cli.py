@@ -32,6 +32,21 @@ def cli_fit(tmp_path, X, *args):
     return summary, read, out
 
 
+def option_args(est):
+    """The command line's --plain, --refine and --seeding for the estimator's parameters
+    (refine=None is the library's default, which the command line gives without --refine)."""
+    params = est.get_params()
+    args = []
+    if params.get("plain"):
+        args.append("--plain")
+    if params.get("refine") is True:
+        args.append("--refine")
+    assert params.get("refine") in (None, True), "the command line cannot say refine=False"
+    if params.get("seeding") is not None:
+        args += ["--seeding", params["seeding"]]
+    return args
+
+
 @pytest.fixture
 def data():
     rng = np.random.default_rng(3)
@@ -44,8 +59,10 @@ def data():
     [
         ("kmeans", madbayes.KMeans(n_clusters=4, n_init=5, random_state=9)),
         ("dp-means", madbayes.DPMeans(penalty=6.0, n_init=5, random_state=9)),
-        ("dp-means", madbayes.DPMeans(penalty=6.0, n_init=3, refine=True, random_state=2)),
+        ("dp-means", madbayes.DPMeans(penalty=6.0, n_init=3, plain=True, random_state=2)),
+        ("dp-means", madbayes.DPMeans(penalty=6.0, n_init=3, plain=True, refine=True, random_state=2)),
         ("collapsed-dp-means", madbayes.CollapsedDPMeans(penalty=6.0, n_init=5, random_state=9)),
+        ("collapsed-dp-means", madbayes.CollapsedDPMeans(penalty=6.0, n_init=4, plain=True, random_state=1)),
         ("mahalanobis", madbayes.MahalanobisClustering(n_clusters=3, penalty=20.0, n_init=4, random_state=9)),
     ],
 )
@@ -56,8 +73,7 @@ def test_clustering_matches_the_cli(tmp_path, data, algo, est):
         args += ["--k", str(est.n_clusters)]
     if algo != "kmeans":
         args += ["--penalty", repr(est.penalty)]
-    if getattr(est, "refine", False):
-        args.append("--refine")
+    args += option_args(est)
     summary, read, _ = cli_fit(tmp_path, data, *args)
     np.testing.assert_array_equal(read("labels.csv").ravel().astype(int), est.labels_)
     np.testing.assert_allclose(read("means.csv"), est.cluster_centers_, rtol=1e-13, atol=0)
@@ -69,9 +85,17 @@ def test_clustering_matches_the_cli(tmp_path, data, algo, est):
     "algo, est",
     [
         ("bp-means", madbayes.BPMeans(penalty=10.0, n_init=5, random_state=4)),
+        ("bp-means", madbayes.BPMeans(penalty=10.0, n_init=3, plain=True, random_state=8)),
+        ("bp-means", madbayes.BPMeans(penalty=10.0, n_init=3, plain=True, refine=True, random_state=8)),
+        ("bp-means", madbayes.BPMeans(penalty=10.0, n_init=3, seeding="residual", random_state=2)),
         ("collapsed-bp-means", madbayes.CollapsedBPMeans(penalty=10.0, n_init=3, random_state=4)),
+        ("collapsed-bp-means", madbayes.CollapsedBPMeans(penalty=10.0, n_init=3, plain=True, random_state=4)),
         ("k-features", madbayes.KFeatures(n_features=3, n_init=5, random_state=4)),
-        ("stepwise-k-features", madbayes.StepwiseKFeatures(penalty=10.0, n_init=3, random_state=4)),
+        ("k-features", madbayes.KFeatures(n_features=3, n_init=5, plain=True, seeding="residual", random_state=4)),
+        # Capped at K = 5: uncapped, the refined search climbs to K = 12 on these 150 rows,
+        # half a minute in the release build and ten in the debug build the tests call.
+        ("stepwise-k-features", madbayes.StepwiseKFeatures(penalty=10.0, max_features=5, n_init=3, random_state=4)),
+        ("stepwise-k-features", madbayes.StepwiseKFeatures(penalty=10.0, max_features=6, plain=True, n_init=3, random_state=4)),
     ],
 )
 def test_features_match_the_cli(tmp_path, data, algo, est):
@@ -81,6 +105,9 @@ def test_features_match_the_cli(tmp_path, data, algo, est):
         args += ["--k", str(est.n_features)]
     else:
         args += ["--penalty", repr(est.penalty)]
+        if est.max_features is not None:
+            args += ["--k", str(est.max_features)]
+    args += option_args(est)
     summary, read, _ = cli_fit(tmp_path, data, *args)
     np.testing.assert_array_equal(read("z.csv"), est.Z_)
     np.testing.assert_allclose(read("means.csv"), est.components_, rtol=1e-12, atol=1e-12)

@@ -114,15 +114,19 @@ fn tabletop(a: TabletopArgs) -> Result<(), CliError> {
         super::fit::check_run_lengths(restarts, 0, a.gibbs_sweeps)?;
     }
     check_out(&a.out, &[&a.images])?;
+    // The paper's algorithms as published (`plain`), as the paper's table reports them.
     let bp = BpMeans::params(a.penalty)
+        .plain()
         .restarts(a.bp_restarts)
         .seed(a.seed)
         .check()?;
     let col = CollapsedBpMeans::params(a.penalty)
+        .plain()
         .restarts(a.collapsed_restarts)
         .seed(a.seed)
         .check()?;
     let step = StepwiseKFeatures::params(a.penalty)
+        .plain()
         .restarts(a.stepwise_restarts)
         .seed(a.seed)
         .check()?;

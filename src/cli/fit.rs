@@ -15,7 +15,8 @@ use madbayes::clustering::{
 use madbayes::error::check_data;
 use madbayes::eval::{FeaturePredictor, Holdout, predict_hidden_cluster};
 use madbayes::features::{
-    BpMeans, CollapsedBpMeans, FeatureModel, FeatureValidParams, KFeatures, StepwiseKFeatures,
+    BpMeans, CollapsedBpMeans, FeatureModel, FeatureSeeding, FeatureValidParams, KFeatures,
+    StepwiseKFeatures,
 };
 use madbayes::io::{ReadOptions, read_image_folder, read_matrix_with, write_npy_to};
 use madbayes::pca::Pca;
@@ -26,7 +27,6 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Instant;
 
-/// The algorithms `fit` can run.
 /// Where an IBP sampler's chain starts (`--init`).
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Init {
@@ -38,6 +38,26 @@ pub enum Init {
     BpMeans,
 }
 
+/// How the feature algorithms seed each run (`--seeding`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seeding {
+    /// The paper's: a base feature held by every row at the mean of the data, then residual
+    /// draws.
+    Base,
+    /// The authors' code: no base feature; even the first feature is a drawn row.
+    Residual,
+}
+
+impl Seeding {
+    pub(super) fn library(self) -> FeatureSeeding {
+        match self {
+            Seeding::Base => FeatureSeeding::BaseFeature,
+            Seeding::Residual => FeatureSeeding::Residual,
+        }
+    }
+}
+
+/// The algorithms `fit` can run.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Algo {
     /// K-means (k-means++ seeding, Lloyd); needs --k.
@@ -112,8 +132,9 @@ pub struct FitArgs {
     /// (dp-means, bp-means and stepwise variants).
     #[arg(long)]
     pub k: Option<usize>,
-    /// Independent runs; the lowest objective wins (default 10; the IBP methods run one
-    /// chain).
+    /// Independent runs; the lowest objective wins (default: the library's for the
+    /// algorithm, 10 for every one; the IBP methods run one chain, and --init bp-means
+    /// takes this many BP-means runs).
     #[arg(long)]
     pub restarts: Option<usize>,
     /// Seed of all randomness (run i uses stream i of it).
@@ -122,14 +143,26 @@ pub struct FitArgs {
     /// Worker threads (0: one per core). The result does not depend on it.
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
-    /// Iteration (sweep) cap of each run.
-    #[arg(long, default_value_t = 300)]
-    pub max_iter: usize,
-    /// dp-means variants: after convergence, also try exact single-point moves, merges and
-    /// splits of clusters; bp-means: removing a feature or merging two. Only what lowers the
-    /// objective is kept.
+    /// Iteration (sweep) cap of each run, and of the rounds of the refinement (default: the
+    /// library's for the algorithm: 300, mahalanobis 100).
+    #[arg(long)]
+    pub max_iter: Option<usize>,
+    /// Refine after convergence (on by default for dp-means, collapsed-dp-means, bp-means,
+    /// k-features and stepwise-k-features; with --plain, turns it back on): dp-means variants
+    /// try exact single-point moves, merges and splits of clusters; bp-means removing,
+    /// merging and growing features, deep moves and a collapsed polish; k-features replacing
+    /// a feature. Only what lowers the objective is kept.
     #[arg(long)]
     pub refine: bool,
+    /// The paper's algorithms exactly as published (dp-means variants and the feature
+    /// family): no refinement, and for the feature family the paper's seeding (base feature,
+    /// the drawn residual tested as it is). Faster, and usually worse.
+    #[arg(long)]
+    pub plain: bool,
+    /// Feature family: how each run is seeded — `base` (the paper's, the default) or
+    /// `residual` (the authors' code).
+    #[arg(long, value_enum)]
+    pub seeding: Option<Seeding>,
     /// mahalanobis: Φ = reg × (mean column variance) · I, the inverse-Wishart scale kept in
     /// the objective so that it stays bounded below.
     #[arg(long)]
@@ -180,9 +213,57 @@ pub struct FitArgs {
 }
 
 impl FitArgs {
-    pub(super) fn restarts(&self) -> usize {
-        self.restarts.unwrap_or(10)
+    /// `--restarts`, or the library's default for the algorithm.
+    pub fn restarts(&self) -> usize {
+        self.restarts.unwrap_or(match self.algo {
+            Algo::Kmeans => madbayes::clustering::kmeans::DEFAULT_RESTARTS,
+            Algo::DpMeans | Algo::CollapsedDpMeans => {
+                madbayes::clustering::dp_means::DEFAULT_RESTARTS
+            }
+            Algo::Mahalanobis => madbayes::clustering::mahalanobis::DEFAULT_RESTARTS,
+            // The feature family, and the BP-means start of the samplers (--init bp-means).
+            _ => madbayes::features::DEFAULT_RESTARTS,
+        })
     }
+
+    /// `--max-iter`, or the library's default for the algorithm.
+    pub fn max_iter(&self) -> usize {
+        self.max_iter.unwrap_or(match self.algo {
+            Algo::Kmeans => madbayes::clustering::kmeans::DEFAULT_MAX_ITER,
+            Algo::DpMeans | Algo::CollapsedDpMeans => {
+                madbayes::clustering::dp_means::DEFAULT_MAX_ITER
+            }
+            Algo::Mahalanobis => madbayes::clustering::mahalanobis::DEFAULT_MAX_ITER,
+            // The feature family, the BP-means start of the samplers, and MEIBP's iteration
+            // cap when --iterations is not given.
+            _ => madbayes::features::DEFAULT_MAX_ITER,
+        })
+    }
+
+    /// Whether the refinement runs (for the algorithms that have one).
+    pub fn refines(&self) -> bool {
+        refine_applies(self.algo) && (self.refine || !self.plain)
+    }
+}
+
+/// The algorithms with a refinement (and a `--plain` form).
+fn refine_applies(algo: Algo) -> bool {
+    matches!(
+        algo,
+        Algo::DpMeans
+            | Algo::CollapsedDpMeans
+            | Algo::BpMeans
+            | Algo::KFeatures
+            | Algo::StepwiseKFeatures
+    )
+}
+
+/// The feature family.
+fn is_feature(algo: Algo) -> bool {
+    matches!(
+        algo,
+        Algo::BpMeans | Algo::CollapsedBpMeans | Algo::KFeatures | Algo::StepwiseKFeatures
+    )
 }
 
 /// What is kept of an image-folder input to draw the pictures.
@@ -344,8 +425,10 @@ pub(super) fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
         refuse("resample", args.resample)?;
         refuse("init", args.init.is_some())?;
     }
-    let refine_applies = matches!(algo, Algo::DpMeans | Algo::CollapsedDpMeans | Algo::BpMeans);
-    refuse("refine", args.refine && !refine_applies)?;
+    refuse("refine", args.refine && !refine_applies(algo))?;
+    let plain_applies = refine_applies(algo) || algo == Algo::CollapsedBpMeans;
+    refuse("plain", args.plain && !plain_applies)?;
+    refuse("seeding", args.seeding.is_some() && !is_feature(algo))?;
     refuse("reg", args.reg.is_some() && algo != Algo::Mahalanobis)?;
     let checked = match algo {
         Algo::Kmeans => {
@@ -353,7 +436,7 @@ pub(super) fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
             Checked::KMeans(
                 KMeans::params(k()?)
                     .restarts(args.restarts())
-                    .max_iter(args.max_iter)
+                    .max_iter(args.max_iter())
                     .seed(args.seed)
                     .check()?,
             )
@@ -368,16 +451,16 @@ pub(super) fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
                 builder
                     .k_max(args.k)
                     .restarts(args.restarts())
-                    .max_iter(args.max_iter)
+                    .max_iter(args.max_iter())
                     .seed(args.seed)
-                    .refine(args.refine)
+                    .refine(args.refines())
                     .check()?,
             )
         }
         Algo::Mahalanobis => {
             let mut builder = Mahalanobis::params(k()?, penalty()?)
                 .restarts(args.restarts())
-                .max_iter(args.max_iter)
+                .max_iter(args.max_iter())
                 .seed(args.seed);
             if let Some(r) = args.reg {
                 builder = builder.reg(r);
@@ -388,7 +471,7 @@ pub(super) fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
             Checked::Sampler(sampler::check(args)?)
         }
         Algo::BpMeans | Algo::CollapsedBpMeans | Algo::KFeatures | Algo::StepwiseKFeatures => {
-            let builder = match algo {
+            let mut builder = match algo {
                 Algo::BpMeans => BpMeans::params(penalty()?).k(args.k),
                 Algo::CollapsedBpMeans => CollapsedBpMeans::params(penalty()?).k(args.k),
                 Algo::StepwiseKFeatures => StepwiseKFeatures::params(penalty()?).k(args.k),
@@ -397,13 +480,18 @@ pub(super) fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
                     KFeatures::params(k()?)
                 }
             };
-
+            if args.plain {
+                builder = builder.plain();
+            }
+            if let Some(s) = args.seeding {
+                builder = builder.seeding(s.library());
+            }
             Checked::Features(
                 builder
                     .restarts(args.restarts())
-                    .max_iter(args.max_iter)
+                    .max_iter(args.max_iter())
                     .seed(args.seed)
-                    .refine(args.refine)
+                    .refine(args.refines())
                     .check()?,
             )
         }
@@ -462,7 +550,11 @@ fn check_model_size(args: &FitArgs, n: usize, d: usize) -> Result<(), CliError> 
 pub fn run(args: FitArgs) -> Result<(), CliError> {
     let checked = check_params(&args)?;
     check_threads(args.threads)?;
-    check_run_lengths(args.restarts(), args.max_iter, args.iterations.unwrap_or(0))?;
+    check_run_lengths(
+        args.restarts(),
+        args.max_iter(),
+        args.iterations.unwrap_or(0),
+    )?;
     check_out(&args.out, &[&args.input])?;
     let (x, images) = read_input(&args.input, args.grey)?;
     check_data(&x).map_err(|e| CliError(format!("{}: {e}", args.input.display())))?;
@@ -747,11 +839,13 @@ fn summary_json(args: &FitArgs, x: &RowMatrix, fitted: &Fitted, seconds: f64) ->
         "objective": fitted.objective,
         "penalty": args.penalty,
         "k_max": k_max,
-        "refine": args.refine,
+        "refine": args.refines(),
+        "plain": args.plain,
+        "seeding": is_feature(args.algo).then(|| args.seeding.map_or(FeatureSeeding::default(), Seeding::library).name()),
         "restarts": args.restarts(),
         "seed": args.seed,
         "threads": args.threads,
-        "max_iter": args.max_iter,
+        "max_iter": args.max_iter(),
         "iterations": fitted.n_iter,
         "converged": fitted.stop == Stop::Converged,
         "stop": fitted.stop.name(),
@@ -773,6 +867,8 @@ fn summary_json(args: &FitArgs, x: &RowMatrix, fitted: &Fitted, seconds: f64) ->
                 "objective",
                 "penalty",
                 "refine",
+                "plain",
+                "seeding",
                 "restarts",
                 "best_run",
                 "restart_objectives",

@@ -397,7 +397,9 @@ impl Profile {
 
 fn profile(y: &RowMatrix, a: &GroupsArgs) -> Result<Profile, CliError> {
     let tiny = f64::MIN_POSITIVE;
+    // The paper's stepwise K-features as published (as for the rest of the experiment).
     let p = StepwiseKFeatures::params(tiny)
+        .plain()
         .k(Some(PROFILE_K.min(y.n_rows())))
         .restarts(a.restarts)
         .seed(a.seed)
@@ -622,6 +624,7 @@ pub fn run(a: GroupsArgs) -> Result<(), CliError> {
     );
     let t = Instant::now();
     let step = StepwiseKFeatures::params(penalty)
+        .plain()
         .restarts(a.restarts)
         .seed(a.seed)
         .check()?;

@@ -53,21 +53,27 @@ pub struct PathArgs {
     /// Most clusters or features allowed.
     #[arg(long)]
     pub k: Option<usize>,
-    /// Independent runs per penalty; the lowest objective wins.
-    #[arg(long, default_value_t = 10)]
-    pub restarts: usize,
+    /// Independent runs per penalty; the lowest objective wins (default: as for `fit`).
+    #[arg(long)]
+    pub restarts: Option<usize>,
     /// Seed of all randomness (the same for every penalty).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Worker threads (0: one per core).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
-    /// Iteration cap of each run.
-    #[arg(long, default_value_t = 300)]
-    pub max_iter: usize,
-    /// As for `fit` (dp-means variants and bp-means).
+    /// Iteration cap of each run (default: as for `fit`).
+    #[arg(long)]
+    pub max_iter: Option<usize>,
+    /// As for `fit`.
     #[arg(long)]
     pub refine: bool,
+    /// As for `fit`: the paper's algorithms as published.
+    #[arg(long)]
+    pub plain: bool,
+    /// As for `fit` (feature family): `base` or `residual`.
+    #[arg(long, value_enum)]
+    pub seeding: Option<super::fit::Seeding>,
     /// Fit on the top D' principal components (computed once for the whole path).
     #[arg(long, value_name = "D'")]
     pub pca: Option<usize>,
@@ -210,7 +216,7 @@ pub fn run(args: PathArgs) -> Result<(), CliError> {
     let penalties =
         grid(args.penalties.as_deref(), args.penalty_range.as_deref()).map_err(CliError)?;
     check_threads(args.threads)?;
-    check_run_lengths(args.restarts, args.max_iter, 0)?;
+    check_run_lengths(args.restarts.unwrap_or(0), args.max_iter.unwrap_or(0), 0)?;
     check_out(&args.out, &[&args.input])?;
     // Every penalty's parameters are checked before any data is read.
     let checked = penalties
@@ -277,17 +283,19 @@ pub fn run(args: PathArgs) -> Result<(), CliError> {
     }
     staging.write("path.csv", csv.as_bytes())?;
     staging.write("path.png", &path_png(args.algo.name(), &rows))?;
+    let fit0 = fit_args(&args, penalties[0]);
     let json = json!({
         "algo": args.algo.name(),
         "input": args.input.display().to_string(),
         "n": x.n_rows(),
         "d": x.n_cols(),
         "pca": args.pca,
-        "restarts": args.restarts,
+        "restarts": fit0.restarts(),
         "seed": args.seed,
         "k_max": args.k,
-        "refine": args.refine,
-        "max_iter": args.max_iter,
+        "refine": fit0.refines(),
+        "plain": args.plain,
+        "max_iter": fit0.max_iter(),
         "rows": rows.iter().map(|r| json!({
             "penalty": r.penalty, "k": r.k, "objective": r.objective,
             "iterations": r.iterations, "seconds": r.seconds,
@@ -352,11 +360,13 @@ fn fit_args(args: &PathArgs, penalty: f64) -> FitArgs {
         out: args.out.clone(),
         penalty: Some(penalty),
         k: args.k,
-        restarts: Some(args.restarts),
+        restarts: args.restarts,
         seed: args.seed,
         threads: args.threads,
         max_iter: args.max_iter,
         refine: args.refine,
+        plain: args.plain,
+        seeding: args.seeding,
         reg: None,
         pca: args.pca,
         holdout: None,

@@ -68,7 +68,7 @@ pub(super) fn check(args: &FitArgs) -> Result<SamplerChecked, CliError> {
             .ok_or_else(|| CliError("meibp needs --k K, the largest number of features".into()))?;
         let mut p = Meibp::params(k)
             .alpha(alpha)
-            .max_iter(args.iterations.unwrap_or(args.max_iter))
+            .max_iter(args.iterations.unwrap_or(args.max_iter()))
             .seed(args.seed);
         if let Some(s) = args.sigma_x {
             p = p.sigma_x(s);
@@ -112,9 +112,11 @@ pub(super) fn check(args: &FitArgs) -> Result<SamplerChecked, CliError> {
                     "{name} --init bp-means needs --penalty P, BP-means' cost per feature"
                 ))
             })?;
+            // The paper's BP-means (as before the defaults changed), refined with --refine.
             let bp = BpMeans::params(penalty)
+                .plain()
                 .restarts(args.restarts())
-                .max_iter(args.max_iter)
+                .max_iter(args.max_iter())
                 .refine(args.refine)
                 .seed(args.seed)
                 .check()

@@ -5,7 +5,7 @@ use super::bp_means::bp_means_run;
 use super::collapsed::collapsed_bp_means_run;
 use super::k_features::k_features_run;
 use super::model::{EXACT_ROW_MAX_K, FeatureModel, FeatureRun};
-use super::refine::refine_bp_means;
+use super::refine::{Setting, refine_bp_means, refine_k_features};
 use super::seeding::{FeatureSeeding, SeedTarget, seed_features};
 use super::stepwise::stepwise;
 use crate::RowMatrix;
@@ -14,6 +14,15 @@ use crate::linalg::row_sq_norms;
 use crate::model::Fit;
 use crate::restarts::{Observer, Silent, best_of_runs};
 use rand_chacha::ChaCha8Rng;
+
+/// Restarts of every feature algorithm unless [`FeatureParams::restarts`] says otherwise
+/// (for stepwise K-features: at every K). The measurements behind it are in
+/// `docs/defaults.md`: with the refinement at least about half the runs end at the best value
+/// known on each data set measured there, so 10 miss it with probability below 0.2 %.
+pub const DEFAULT_RESTARTS: usize = 10;
+/// Sweep (iteration) cap of each run unless [`FeatureParams::max_iter`] says otherwise; it
+/// also caps the rounds of the refinement.
+pub const DEFAULT_MAX_ITER: usize = 300;
 
 /// Which feature algorithm to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,7 +61,9 @@ pub struct StepwiseKFeatures;
 
 impl BpMeans {
     /// BP-means with penalty P = λ² (the cost of one more feature). Defaults: no cap on K,
-    /// 20 restarts, at most 300 sweeps, seed 0, [`FeatureSeeding::BaseFeature`].
+    /// [`DEFAULT_RESTARTS`] restarts, at most [`DEFAULT_MAX_ITER`] sweeps, seed 0,
+    /// [`FeatureSeeding::BaseFeature`] with grown seeds, refinement on;
+    /// [`FeatureParams::plain`] gives the paper's Algorithm 1.
     pub fn params(penalty: f64) -> FeatureParams {
         FeatureParams::new(FeatureAlgo::BpMeans, Some(penalty), None)
     }
@@ -60,7 +71,8 @@ impl BpMeans {
 
 impl CollapsedBpMeans {
     /// Collapsed BP-means with penalty P; the same defaults as [`BpMeans::params`], rows
-    /// chosen exactly (all 2^K values) while K ≤ 12. `refine` does not apply.
+    /// chosen exactly (all 2^K values) while K ≤ 12. `refine(true)` is refused (it has no
+    /// refinement); `grow_seeds` applies (the seeding is BP-means').
     pub fn params(penalty: f64) -> FeatureParams {
         FeatureParams::new(FeatureAlgo::CollapsedBpMeans, Some(penalty), None)
     }
@@ -96,8 +108,11 @@ pub struct FeatureValidParams {
     pub(crate) max_iter: usize,
     pub(crate) seed: u64,
     pub(crate) seeding: FeatureSeeding,
-    pub(crate) exact_max_k: Option<usize>,
-    pub(crate) refine: bool,
+    pub(crate) exact_max_k: usize,
+    /// `None`: on where it applies (BP-means, collapsed BP-means).
+    pub(crate) grow_seeds: Option<bool>,
+    /// `None`: on where it applies (every algorithm but collapsed BP-means).
+    pub(crate) refine: Option<bool>,
 }
 
 impl FeatureParams {
@@ -106,12 +121,13 @@ impl FeatureParams {
             algo,
             penalty,
             k,
-            restarts: 20,
-            max_iter: 300,
+            restarts: DEFAULT_RESTARTS,
+            max_iter: DEFAULT_MAX_ITER,
             seed: 0,
             seeding: FeatureSeeding::BaseFeature,
-            exact_max_k: None,
-            refine: false,
+            exact_max_k: EXACT_ROW_MAX_K,
+            grow_seeds: None,
+            refine: None,
         })
     }
     /// K for K-features; the cap K_max for BP-means (capped BP-means, Eq. 15) and for the
@@ -143,14 +159,36 @@ impl FeatureParams {
     /// K-features and collapsed BP-means: largest K for which each row is chosen by exact enumeration of its 2^K
     /// values (default 12, at most 24); above it, coordinate descent.
     pub fn exact_max_k(mut self, k: usize) -> Self {
-        self.0.exact_max_k = Some(k.min(24));
+        self.0.exact_max_k = k.min(24);
         self
     }
-    /// BP-means only, beyond the paper: after each run converges, try removing a feature or
-    /// merging two, re-optimising the affected rows, and keep only what lowers the objective
-    /// (then sweep again). Default off.
+    /// With a penalty (BP-means, collapsed BP-means): grow each drawn residual into a
+    /// feature before testing whether it pays, and stop after [`SEED_TRIES`] draws that do
+    /// not, instead of testing the raw residual and stopping at the first (the paper). Default
+    /// on; see [`crate::features::seeding`].
+    ///
+    /// [`SEED_TRIES`]: crate::features::seeding::SEED_TRIES
+    pub fn grow_seeds(mut self, on: bool) -> Self {
+        self.0.grow_seeds = Some(on);
+        self
+    }
+    /// BP-means, K-features and stepwise K-features, beyond the paper: after each run
+    /// converges, try the moves of the refinement (BP-means: remove, merge, grow, deep moves,
+    /// collapsed polish; K-features: replace a feature) and keep only what lowers the
+    /// objective, until none helps. Default on. Collapsed BP-means has no refinement:
+    /// `refine(true)` is refused for it.
     pub fn refine(mut self, on: bool) -> Self {
-        self.0.refine = on;
+        self.0.refine = Some(on);
+        self
+    }
+    /// The paper's algorithms as published: the base-feature seeding of MAD-Bayes §5 with
+    /// the raw residual tested (no growth) and no refinement — Alg. 1, 3 and 4 and stepwise
+    /// K-features exactly as the paper states them. Restarts, iterations and seed keep their
+    /// values; [`seeding`](Self::seeding) may follow to pick the authors' residual form.
+    pub fn plain(mut self) -> Self {
+        self.0.seeding = FeatureSeeding::BaseFeature;
+        self.0.grow_seeds = Some(false);
+        self.0.refine = Some(false);
         self
     }
     /// Checks the rules that hold for any data.
@@ -174,11 +212,15 @@ impl FeatureParams {
             option,
             algo: p.algo.name(),
         };
-        if p.refine && p.algo != FeatureAlgo::BpMeans {
+        if p.refine == Some(true) && p.algo == FeatureAlgo::CollapsedBpMeans {
             return Err(not_applicable("refine"));
         }
-        if p.exact_max_k.is_some() && p.algo == FeatureAlgo::BpMeans {
-            return Err(not_applicable("exact-max-k"));
+        let fixed_k = matches!(
+            p.algo,
+            FeatureAlgo::KFeatures | FeatureAlgo::StepwiseKFeatures
+        );
+        if p.grow_seeds == Some(true) && fixed_k {
+            return Err(not_applicable("grow-seeds"));
         }
         Ok(p)
     }
@@ -202,9 +244,20 @@ impl FeatureValidParams {
         self.algo
     }
 
-    /// Largest K whose rows are chosen by exact enumeration.
-    fn exact_k(&self) -> usize {
-        self.exact_max_k.unwrap_or(EXACT_ROW_MAX_K)
+    /// Whether runs are refined (the default where a refinement exists).
+    pub fn refines(&self) -> bool {
+        self.refine
+            .unwrap_or(self.algo != FeatureAlgo::CollapsedBpMeans)
+            && self.algo != FeatureAlgo::CollapsedBpMeans
+    }
+
+    /// Whether drawn seeds are grown (the default where the seeding has a penalty).
+    pub fn grows_seeds(&self) -> bool {
+        self.grow_seeds.unwrap_or(true)
+            && matches!(
+                self.algo,
+                FeatureAlgo::BpMeans | FeatureAlgo::CollapsedBpMeans
+            )
     }
 
     /// Fits on `x`: R restarts in parallel on the current rayon pool, the best returned.
@@ -232,10 +285,18 @@ impl FeatureValidParams {
                 let norms = row_sq_norms(x);
                 let best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
                     let target = SeedTarget::Penalty { penalty, k_max };
-                    let (z, a) = seed_features(x, self.seeding, target, rng);
+                    let (z, a) = seed_features(x, self.seeding, target, self.grows_seeds(), rng);
                     let run = bp_means_run(x, &norms, penalty, k_max, self.max_iter, z, a);
-                    if self.refine {
-                        refine_bp_means(x, &norms, penalty, k_max, self.max_iter, run)
+                    if self.refines() {
+                        let setting = Setting {
+                            x,
+                            x_norms: &norms,
+                            penalty,
+                            k_max,
+                            max_iter: self.max_iter,
+                            exact_max_k: self.exact_max_k,
+                        };
+                        refine_bp_means(&setting, rng, run)
                     } else {
                         run
                     }
@@ -247,8 +308,8 @@ impl FeatureValidParams {
                 let k_max = self.k.unwrap_or(usize::MAX);
                 let best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
                     let target = SeedTarget::Penalty { penalty, k_max };
-                    let (z, _) = seed_features(x, self.seeding, target, rng);
-                    collapsed_bp_means_run(x, penalty, k_max, self.max_iter, self.exact_k(), z)
+                    let (z, _) = seed_features(x, self.seeding, target, self.grows_seeds(), rng);
+                    collapsed_bp_means_run(x, penalty, k_max, self.max_iter, self.exact_max_k, z)
                 });
                 FeatureModel::from_best(best)
             }
@@ -274,8 +335,21 @@ impl FeatureValidParams {
         k: usize,
         rng: &mut ChaCha8Rng,
     ) -> FeatureRun {
-        let (z, a) = seed_features(x, self.seeding, SeedTarget::Fixed(k), rng);
-        k_features_run(x, self.max_iter, self.exact_k(), z, a)
+        let (z, a) = seed_features(x, self.seeding, SeedTarget::Fixed(k), false, rng);
+        let run = k_features_run(x, self.max_iter, self.exact_max_k, z, a);
+        if self.refines() {
+            let setting = Setting {
+                x,
+                x_norms: &[],
+                penalty: 0.0,
+                k_max: k,
+                max_iter: self.max_iter,
+                exact_max_k: self.exact_max_k,
+            };
+            refine_k_features(&setting, rng, run)
+        } else {
+            run
+        }
     }
 }
 
@@ -304,9 +378,5 @@ impl FeatureValidParams {
     /// How each run is seeded.
     pub fn seeding(&self) -> FeatureSeeding {
         self.seeding
-    }
-    /// Whether BP-means runs are refined after they converge.
-    pub fn refine(&self) -> bool {
-        self.refine
     }
 }

@@ -1,96 +1,400 @@
-//! Beyond the paper: a refinement move for BP-means. Alg. 1 cannot remove a feature that
-//! stays non-empty, nor join two features, so it can end with a superfluous feature (the
-//! paper's tabletop run reports one). After a run converges, `refine` tries, for every
-//! feature j, to **remove** it, and for every pair (i, j) to **merge** them (z_i ← z_i ∨ z_j,
-//! j dropped): the rows that held the touched features take their best z given the remaining
-//! means (exact enumeration while K ≤ [`EXACT_ROW_MAX_K`], coordinate descent above), A is
-//! re-solved by least squares, and the move is kept only if the BP-means objective
-//! ‖X − ZA‖²_F + K·P (Eq. 6) strictly drops. After an accepted move BP-means sweeps run again
-//! to convergence, then the moves are tried again, until none helps. Every step lowers the
-//! objective, so the whole refinement terminates and never raises it.
+//! Beyond the paper: refinement of converged BP-means and K-features runs.
+//!
+//! Alg. 1 cannot remove a feature that stays non-empty, join two features, or open a feature
+//! that no single row pays for (its sweep opens one only when one row's residual exceeds P,
+//! which on noisy data never happens once a residual is mostly noise); Alg. 4 cannot trade
+//! one feature for another. Once a run has converged, the refinement tries the moves below,
+//! in this order, keeps the first one that strictly lowers the run's own objective (BP-means:
+//! ‖X − ZA‖²_F + K·P, Eq. 6; K-features: ‖X − ZA‖²_F, Eq. 14), runs the algorithm again to
+//! convergence from there, and starts over, until no move helps (or `max_iter` rounds). Every
+//! accepted move lowers the objective, so the refinement terminates and never raises it.
+//!
+//! BP-means:
+//! 1. **grow** a feature from the residuals R = X − ZA ([`grow_feature`], from rows drawn
+//!    with probability ∝ ‖r_n‖², [`GROW_TRIES`] draws) when the rows that take it gain more
+//!    than P — the feature a whole group of noisy rows pays for although no single one of
+//!    them does;
+//! 2. **remove** feature j, or **merge** two (z_i ← z_i ∨ z_j, j dropped; the 2K pairs whose
+//!    columns of Z overlap most): the rows that held the touched features take their best z
+//!    given the remaining means (all 2^K values while K ≤ [`MOVE_EXACT_MAX_K`], coordinate
+//!    descent above) and A is re-solved by least squares;
+//! 3. **deep** moves: grow a feature whatever its gain, or remove one of the
+//!    [`GROW_TRIES`] features whose removal costs least, then descend (K-features at the new
+//!    K, then BP-means) and compare where the descent ends — a grown feature that does not
+//!    pay as it is may pay once the other features have rearranged around it;
+//! 4. **polish**: at most [`POLISH_SWEEPS`] collapsed BP-means sweeps from the run's Z (each
+//!    row's best z with A re-solved, Alg. 3), which settle rows whose best value depends on
+//!    the move of A they cause.
+//!
+//! The trace of a refined run records accepted states only: a deep move's descent starts
+//! above the run's objective, and its part above it is left out.
+//!
+//! K-features (K fixed): **replace** feature j by one grown from the residuals left without
+//! it — first when the grown feature's gain alone pays for the swap, then (deep) whatever its
+//! gain, descending by K-features before comparing.
 
 use super::bp_means::bp_means_run;
+use super::collapsed::collapsed_bp_means_run;
+use super::k_features::k_features_run;
 use super::kernels::{best_row_exact, descend_row, gram, row_cost};
-use super::lstsq::least_squares;
-use super::model::{EXACT_ROW_MAX_K, FeatureRun};
+use super::lstsq::{least_squares, least_squares_and_rss};
+use super::model::FeatureRun;
 use super::objective::residual_ss;
+use super::seeding::{Grown, grow_feature};
 use super::zmat::BinaryMatrix;
 use crate::RowMatrix;
-use crate::linalg::dot;
+use crate::linalg::{gemm_xat, sq_norm};
+use crate::restarts::draw_weighted;
+use rand_chacha::ChaCha8Rng;
+
+/// Features grown per round by the grow and deep moves, and features removed per round by
+/// the deep moves (the cheapest to remove).
+pub(crate) const GROW_TRIES: usize = 5;
+/// Mean updates of each grown feature ([`grow_feature`]).
+pub(crate) const GROW_STEPS: usize = 10;
+/// Collapsed sweeps of one polish (it is tried again after any other move that follows).
+pub(crate) const POLISH_SWEEPS: usize = 10;
+/// Largest K for which the moves re-optimise a row by enumerating its 2^K values (and the
+/// deep moves' descents and the polish do); coordinate descent from the row above. 2^K·K
+/// operations per row at most, about what re-solving A costs per row.
+pub(crate) const MOVE_EXACT_MAX_K: usize = 8;
+
+/// What a refinement needs besides the run.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Setting<'a> {
+    pub x: &'a RowMatrix,
+    pub x_norms: &'a [f64],
+    pub penalty: f64,
+    pub k_max: usize,
+    pub max_iter: usize,
+    pub exact_max_k: usize,
+}
+
+/// A relative tolerance below which a drop of the objective does not count.
+fn tol(v: f64) -> f64 {
+    1e-12 * v.abs().max(1.0)
+}
+
+/// `run` continued by `next` (which ends below it): iterations added up, and the trace
+/// continued by the part of `next`'s that lies below `run`'s objective — a deep move's
+/// descent starts from a state above it, which the run never accepted, so the trace stays a
+/// record of accepted states and never rises.
+fn chain(run: FeatureRun, next: FeatureRun) -> FeatureRun {
+    let mut trace = run.trace;
+    let current = run.objective;
+    trace.extend(next.trace.iter().copied().skip_while(|&t| t >= current));
+    FeatureRun {
+        trace,
+        n_iter: next.n_iter + run.n_iter,
+        ..next
+    }
+}
 
 /// Refines a converged BP-means run (see the module documentation).
 pub(crate) fn refine_bp_means(
-    x: &RowMatrix,
-    x_norms: &[f64],
-    penalty: f64,
-    k_max: usize,
-    max_iter: usize,
+    s: &Setting,
+    rng: &mut ChaCha8Rng,
     mut run: FeatureRun,
 ) -> FeatureRun {
-    let mut rounds = 0;
-    while rounds < max_iter {
-        rounds += 1;
-        let Some((z, a)) = best_move(x, &run.z, &run.a, penalty, run.objective) else {
-            break;
+    let bp = |z: BinaryMatrix, a: RowMatrix| {
+        bp_means_run(s.x, s.x_norms, s.penalty, s.k_max, s.max_iter, z, a)
+    };
+    for _ in 0..s.max_iter {
+        // 1. Grow a feature that pays as it is.
+        if run.a.n_rows() < s.k_max {
+            let (resid, err) = residuals(s.x, &run.z, &run.a);
+            let mut found = None;
+            for _ in 0..GROW_TRIES {
+                let Some(g) = grow_from(&resid, &err, rng) else {
+                    break;
+                };
+                if g.gain > s.penalty + tol(run.objective) {
+                    found = Some(with_feature(&run.z, &run.a, &g));
+                    break;
+                }
+            }
+            if let Some((z, a)) = found {
+                run = chain(run, bp(z, a));
+                continue;
+            }
+        }
+        // 2. Remove or merge.
+        let removal_costs = match remove_or_merge(s.x, &run.z, &run.a, s.penalty, run.objective) {
+            Ok((z, a)) => {
+                run = chain(run, bp(z, a));
+                continue;
+            }
+            Err(costs) => costs,
         };
-        let mut trace = std::mem::take(&mut run.trace);
-        let n_iter = run.n_iter;
-        run = bp_means_run(x, x_norms, penalty, k_max, max_iter, z, a);
-        trace.append(&mut run.trace);
-        run.trace = trace;
-        run.n_iter += n_iter;
+        // 3. Deep moves.
+        if let Some(next) = deep_move(s, rng, &run, &removal_costs) {
+            run = chain(run, next);
+            continue;
+        }
+        // 4. Polish.
+        let c = collapsed_bp_means_run(
+            s.x,
+            s.penalty,
+            s.k_max,
+            s.max_iter.min(POLISH_SWEEPS),
+            s.exact_max_k.min(MOVE_EXACT_MAX_K),
+            run.z.clone(),
+        );
+        if c.objective < run.objective - tol(run.objective) {
+            run = chain(run, bp(c.z, c.a));
+            continue;
+        }
+        break;
     }
     run
 }
 
-/// The first removal or merge (removals first, then pairs in order) that lowers the
-/// objective below `current`, as the new (Z, A).
-fn best_move(
-    x: &RowMatrix,
-    z: &BinaryMatrix,
-    a: &RowMatrix,
-    penalty: f64,
-    current: f64,
-) -> Option<(BinaryMatrix, RowMatrix)> {
-    let k = z.k();
-    let tol = 1e-12 * current.abs().max(1.0);
-    let objective =
-        |zc: &BinaryMatrix, ac: &RowMatrix| residual_ss(x, zc, ac) + ac.n_rows() as f64 * penalty;
-    for j in 0..k {
-        let mut keep = vec![true; k];
-        keep[j] = false;
-        let affected: Vec<usize> = (0..z.n()).filter(|&n| z.row(n)[j] != 0).collect();
-        let (zc, ac) = apply(x, z, a, &keep, None, &affected);
-        if objective(&zc, &ac) < current - tol {
-            return Some((zc, ac));
+/// Deep moves of BP-means: grow a feature (whatever its gain) or remove one of the cheapest
+/// to remove, descend by K-features then BP-means; the first descent that ends below the
+/// run's objective.
+fn deep_move(
+    s: &Setting,
+    rng: &mut ChaCha8Rng,
+    run: &FeatureRun,
+    removal_costs: &[(usize, f64)],
+) -> Option<FeatureRun> {
+    let descend = |z: BinaryMatrix, a: RowMatrix| {
+        let kf = k_features_run(s.x, s.max_iter, s.exact_max_k.min(MOVE_EXACT_MAX_K), z, a);
+        bp_means_run(s.x, s.x_norms, s.penalty, s.k_max, s.max_iter, kf.z, kf.a)
+    };
+    let current = run.objective;
+    if run.a.n_rows() < s.k_max {
+        let (resid, err) = residuals(s.x, &run.z, &run.a);
+        for _ in 0..GROW_TRIES {
+            let Some(g) = grow_from(&resid, &err, rng) else {
+                break;
+            };
+            let (z, a) = with_feature(&run.z, &run.a, &g);
+            let out = descend(z, a);
+            if out.objective < current - tol(current) {
+                return Some(out);
+            }
         }
     }
-    for i in 0..k {
-        for j in i + 1..k {
-            let mut keep = vec![true; k];
-            keep[j] = false;
-            let affected: Vec<usize> = (0..z.n())
-                .filter(|&n| z.row(n)[i] != 0 || z.row(n)[j] != 0)
-                .collect();
-            let (zc, ac) = apply(x, z, a, &keep, Some((i, j)), &affected);
-            if objective(&zc, &ac) < current - tol {
-                return Some((zc, ac));
-            }
+    let k = run.z.k();
+    for &(j, _) in removal_costs.iter().take(GROW_TRIES) {
+        let mut keep = vec![true; k];
+        keep[j] = false;
+        let mut z = run.z.clone();
+        z.retain_cols(&keep);
+        let mut a = run.a.clone();
+        a.retain_rows(&keep);
+        let out = descend(z, a);
+        if out.objective < current - tol(current) {
+            return Some(out);
         }
     }
     None
 }
 
+/// Refines a converged K-features run (see the module documentation).
+pub(crate) fn refine_k_features(
+    s: &Setting,
+    rng: &mut ChaCha8Rng,
+    mut run: FeatureRun,
+) -> FeatureRun {
+    let kf = |z: BinaryMatrix, a: RowMatrix| k_features_run(s.x, s.max_iter, s.exact_max_k, z, a);
+    let (x, k) = (s.x, run.z.k());
+    let x_sq: f64 = x.as_slice().iter().map(|v| v * v).sum();
+    for _ in 0..s.max_iter {
+        let current = run.objective;
+        // Each feature removed (its rows re-optimised, A re-solved), cheapest first.
+        let mut removed: Vec<(f64, BinaryMatrix, RowMatrix)> = (0..k)
+            .map(|j| {
+                let (z, a, _) = without(x, x_sq, &run.z, &run.a, j);
+                (residual_ss(x, &z, &a), z, a)
+            })
+            .collect();
+        removed.sort_by(|p, q| p.0.total_cmp(&q.0));
+        let mut next = None;
+        // Replace when the grown feature's gain pays for the removal.
+        'cheap: for (base, z, a) in &removed {
+            let (resid, err) = residuals(x, z, a);
+            for _ in 0..GROW_TRIES {
+                let Some(g) = grow_from(&resid, &err, rng) else {
+                    break;
+                };
+                if base - g.gain < current - tol(current) {
+                    let (z, a) = with_feature(z, a, &g);
+                    next = Some(kf(z, a));
+                    break 'cheap;
+                }
+            }
+        }
+        // Deep: replace whatever the gain, descend, compare.
+        if next.is_none() {
+            'deep: for (_, z, a) in removed.iter().take(GROW_TRIES) {
+                let (resid, err) = residuals(x, z, a);
+                for _ in 0..GROW_TRIES {
+                    let Some(g) = grow_from(&resid, &err, rng) else {
+                        break;
+                    };
+                    let (z, a) = with_feature(z, a, &g);
+                    let out = kf(z, a);
+                    if out.objective < current - tol(current) {
+                        next = Some(out);
+                        break 'deep;
+                    }
+                }
+            }
+        }
+        let Some(next) = next else {
+            break;
+        };
+        run = chain(run, next);
+    }
+    run
+}
+
+/// The residuals R = X − Z A and their squared norms.
+fn residuals(x: &RowMatrix, z: &BinaryMatrix, a: &RowMatrix) -> (RowMatrix, Vec<f64>) {
+    let mut resid = x.clone();
+    for i in 0..x.n_rows() {
+        let r = resid.row_mut(i);
+        for (k, ak) in a.rows().enumerate() {
+            if z.row(i)[k] != 0 {
+                r.iter_mut().zip(ak).for_each(|(v, m)| *v -= m);
+            }
+        }
+    }
+    let err = resid.rows().map(sq_norm).collect();
+    (resid, err)
+}
+
+/// A feature grown from a residual row drawn with probability ∝ ‖r_n‖² (`None` when every
+/// residual is zero).
+fn grow_from(resid: &RowMatrix, err: &[f64], rng: &mut ChaCha8Rng) -> Option<Grown> {
+    let total: f64 = err.iter().sum();
+    if total.is_nan() || total <= 0.0 {
+        return None;
+    }
+    let pick = draw_weighted(err, rng);
+    Some(grow_feature(resid, err, resid.row(pick), GROW_STEPS))
+}
+
+/// (Z, A) with the grown feature appended.
+fn with_feature(z: &BinaryMatrix, a: &RowMatrix, g: &Grown) -> (BinaryMatrix, RowMatrix) {
+    let mut zc = z.clone();
+    let c = zc.push_col();
+    for (i, _) in g.rows.iter().enumerate().filter(|(_, t)| **t) {
+        zc.row_mut(i)[c] = 1;
+    }
+    let mut ac = a.clone();
+    ac.push_row(&g.mean);
+    (zc, ac)
+}
+
+/// (Z, A) without feature j: its rows re-optimised, A re-solved; with its residual.
+fn without(
+    x: &RowMatrix,
+    x_sq: f64,
+    z: &BinaryMatrix,
+    a: &RowMatrix,
+    j: usize,
+) -> (BinaryMatrix, RowMatrix, f64) {
+    let mut keep = vec![true; z.k()];
+    keep[j] = false;
+    let affected: Vec<usize> = (0..z.n()).filter(|&n| z.row(n)[j] != 0).collect();
+    apply(x, x_sq, z, a, &keep, None, &affected)
+}
+
+/// The first removal or merge (removals first, then pairs in order) that lowers the
+/// objective below `current`, as the new (Z, A); otherwise the objective after each removal,
+/// as (feature, objective), cheapest first.
+fn remove_or_merge(
+    x: &RowMatrix,
+    z: &BinaryMatrix,
+    a: &RowMatrix,
+    penalty: f64,
+    current: f64,
+) -> Result<(BinaryMatrix, RowMatrix), Vec<(usize, f64)>> {
+    let k = z.k();
+    let x_sq: f64 = x.as_slice().iter().map(|v| v * v).sum();
+    // Screened on the normal-equation residual, confirmed on the explicit one.
+    let lower = |zc: &BinaryMatrix, ac: &RowMatrix, rss: f64| {
+        let pen = ac.n_rows() as f64 * penalty;
+        rss + pen < current - tol(current) && residual_ss(x, zc, ac) + pen < current - tol(current)
+    };
+    let mut costs = Vec::with_capacity(k);
+    for j in 0..k {
+        let (zc, ac, rss) = without(x, x_sq, z, a, j);
+        if lower(&zc, &ac, rss) {
+            return Ok((zc, ac));
+        }
+        costs.push((j, rss + ac.n_rows() as f64 * penalty));
+    }
+    for (i, j) in merge_candidates(z) {
+        let mut keep = vec![true; k];
+        keep[j] = false;
+        let affected: Vec<usize> = (0..z.n())
+            .filter(|&n| z.row(n)[i] != 0 || z.row(n)[j] != 0)
+            .collect();
+        let (zc, ac, rss) = apply(x, x_sq, z, a, &keep, Some((i, j)), &affected);
+        if lower(&zc, &ac, rss) {
+            return Ok((zc, ac));
+        }
+    }
+    costs.sort_by(|p, q| p.1.total_cmp(&q.1));
+    Err(costs)
+}
+
+/// The pairs (i < j) a merge is tried on: the 2K whose columns of Z overlap most (Jaccard
+/// index |z_i ∧ z_j| / |z_i ∨ z_j|, ties in pair order), in pair order — every pair while
+/// K ≤ 5. Two features are worth merging when the same rows hold them; trying all K²/2
+/// pairs, each with a least-squares solve, would dominate the refinement at large K.
+fn merge_candidates(z: &BinaryMatrix) -> Vec<(usize, usize)> {
+    let k = z.k();
+    let mut both = vec![0usize; k * k];
+    let mut count = vec![0usize; k];
+    for n in 0..z.n() {
+        let row = z.row(n);
+        for i in 0..k {
+            if row[i] != 0 {
+                count[i] += 1;
+                for j in i + 1..k {
+                    both[i * k + j] += usize::from(row[j] != 0);
+                }
+            }
+        }
+    }
+    let mut pairs: Vec<(usize, usize, f64)> = Vec::with_capacity(k * (k.max(1) - 1) / 2);
+    for i in 0..k {
+        for j in i + 1..k {
+            let inter = both[i * k + j];
+            let union = count[i] + count[j] - inter;
+            let jaccard = if union == 0 {
+                1.0
+            } else {
+                inter as f64 / union as f64
+            };
+            pairs.push((i, j, jaccard));
+        }
+    }
+    // Stable: equal scores keep pair order.
+    pairs.sort_by(|p, q| q.2.total_cmp(&p.2));
+    pairs.truncate(2 * k);
+    let mut out: Vec<(usize, usize)> = pairs.into_iter().map(|(i, j, _)| (i, j)).collect();
+    out.sort_unstable();
+    out
+}
+
 /// Builds the candidate: optionally OR column `merge.1` into `merge.0`, keep the `keep`
 /// columns, solve A by least squares, let the `affected` rows take their best z, re-solve A.
+/// Returns it with its residual ‖X − ZA‖² from the normal equations (`x_sq` = ‖X‖²).
 fn apply(
     x: &RowMatrix,
+    x_sq: f64,
     z: &BinaryMatrix,
     a: &RowMatrix,
     keep: &[bool],
     merge: Option<(usize, usize)>,
     affected: &[usize],
-) -> (BinaryMatrix, RowMatrix) {
+) -> (BinaryMatrix, RowMatrix, f64) {
     let mut zc = z.clone();
     if let Some((i, j)) = merge {
         for n in affected {
@@ -105,25 +409,30 @@ fn apply(
         ac = least_squares(x, &zc).a;
     }
     let kc = zc.k();
-    if kc > 0 {
+    if kc > 0 && !affected.is_empty() {
         let gm = gram(&ac);
-        let mut g = vec![0.0; kc];
-        let mut cand = vec![0u8; kc];
+        // g = A x_n for the affected rows, by one GEMM on a gathered copy of them.
+        let d = x.n_cols();
+        let mut xb = Vec::with_capacity(affected.len() * d);
         for &n in affected {
-            for (gk, ak) in g.iter_mut().zip(ac.rows()) {
-                *gk = dot(ak, x.row(n));
-            }
-            if kc <= EXACT_ROW_MAX_K {
-                best_row_exact(&g, &gm, &mut cand);
+            xb.extend_from_slice(x.row(n));
+        }
+        let mut gb = vec![0.0; affected.len() * kc];
+        gemm_xat(&mut gb, &xb, affected.len(), &ac);
+        let mut cand = vec![0u8; kc];
+        for (idx, &n) in affected.iter().enumerate() {
+            let g = &gb[idx * kc..(idx + 1) * kc];
+            if kc <= MOVE_EXACT_MAX_K {
+                best_row_exact(g, &gm, &mut cand);
             } else {
                 cand.copy_from_slice(zc.row(n));
-                descend_row(&mut cand, &g, &gm, 4 * kc + 8);
+                descend_row(&mut cand, g, &gm, 4 * kc + 8);
             }
-            if row_cost(&cand, &g, &gm) < row_cost(zc.row(n), &g, &gm) {
+            if row_cost(&cand, g, &gm) < row_cost(zc.row(n), g, &gm) {
                 zc.row_mut(n).copy_from_slice(&cand);
             }
         }
     }
-    ac = least_squares(x, &zc).a;
-    (zc, ac)
+    let (ls, rss) = least_squares_and_rss(x, &zc, x_sq);
+    (zc, ls.a, rss)
 }

@@ -1,4 +1,4 @@
-//! Feature k-means++ seeding (MAD-Bayes §5) in two forms.
+//! Feature k-means++ seeding (MAD-Bayes §5) in two forms, and a growth step beyond the paper.
 //!
 //! * [`FeatureSeeding::BaseFeature`] (the paper's text): feature 1 holds every point with
 //!   a_1 = mean of X. Then repeatedly: e_n = ‖x_n − z_n A‖²; draw n with probability ∝ e_n;
@@ -10,13 +10,31 @@
 //! With a fixed K (K-features) features are added until there are K (zero-mean, empty
 //! features pad when every residual is already zero). With a penalty (BP-means) a drawn
 //! feature is kept only while it lowers the BP-means objective ‖X − ZA‖² + K·P, i.e. while its
-//! total error reduction exceeds P; the first draw that does not stops the seeding.
+//! total error reduction exceeds P; in the paper the first draw that does not stops the
+//! seeding.
+//!
+//! On noisy data that stopping rule ends the seeding early: one row's residual is that row's
+//! part of a feature plus its noise, so as a mean it fits the other rows that hold the same
+//! feature badly, and its gain stays below P although the feature, averaged over those rows,
+//! would pay many times over (on `madbayes gen blocks --n 100 --p 0.5 --sigma-x 0.5` at
+//! P = 30 the paper's seeding stops after the base feature in most runs). With `grow`
+//! (the default, [`FeatureParams::grow_seeds`]) each drawn residual is first **grown** into
+//! a feature (the rows it helps take it, its mean becomes their mean residual, repeated — a
+//! one-feature k-means on the residuals) and the grown feature is tested; [`SEED_TRIES`]
+//! draws that do not pay, not one, stop the seeding.
+//!
+//! [`FeatureParams::grow_seeds`]: crate::features::FeatureParams::grow_seeds
 
+use super::refine::GROW_STEPS;
 use super::zmat::BinaryMatrix;
 use crate::RowMatrix;
 use crate::linalg::{mean_row, sq_dist, sq_norm};
 use crate::restarts::draw_weighted;
 use rand_chacha::ChaCha8Rng;
+
+/// With a penalty and growth: draws whose grown feature does not pay before the seeding
+/// stops.
+pub const SEED_TRIES: usize = 3;
 
 /// How runs are seeded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -29,6 +47,16 @@ pub enum FeatureSeeding {
     Residual,
 }
 
+impl FeatureSeeding {
+    /// The name used on the command line: `base` or `residual`.
+    pub fn name(self) -> &'static str {
+        match self {
+            FeatureSeeding::BaseFeature => "base",
+            FeatureSeeding::Residual => "residual",
+        }
+    }
+}
+
 /// When the seeding stops adding features.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum SeedTarget {
@@ -38,11 +66,62 @@ pub(crate) enum SeedTarget {
     Penalty { penalty: f64, k_max: usize },
 }
 
-/// Seeds (Z, A) on `x` (serial; O(N·D) per feature).
+/// A feature grown from residuals by [`grow_feature`].
+#[derive(Clone, Debug)]
+pub(crate) struct Grown {
+    /// The feature's mean.
+    pub mean: Vec<f64>,
+    /// The rows that take it (their error drops).
+    pub rows: Vec<bool>,
+    /// Σ over those rows of the drop in ‖r_n‖².
+    pub gain: f64,
+}
+
+/// Grows one feature from the residual rows `resid` (errors `err` = ‖r_n‖²), starting from
+/// the mean `start`: the rows whose error a feature with mean c would lower (‖r_n − c‖² <
+/// ‖r_n‖²) take it, c becomes the mean residual of those rows, and so on for at most `steps`
+/// mean updates or until the rows stop changing — a one-feature k-means on the residuals,
+/// each step of which can only raise the total gain Σ_n max(0, ‖r_n‖² − ‖r_n − c‖²). With
+/// `steps` = 0 the feature is `start` itself (the paper's seeding step). O(N·D) per step.
+pub(crate) fn grow_feature(resid: &RowMatrix, err: &[f64], start: &[f64], steps: usize) -> Grown {
+    let (n, d) = (resid.n_rows(), resid.n_cols());
+    let mut mean = start.to_vec();
+    let mut rows = vec![false; n];
+    let mut step = 0;
+    loop {
+        let mut gain = 0.0;
+        let mut changed = false;
+        for i in 0..n {
+            let e = sq_dist(resid.row(i), &mean);
+            let take = e < err[i];
+            if take {
+                gain += err[i] - e;
+            }
+            changed |= take != rows[i];
+            rows[i] = take;
+        }
+        let count = rows.iter().filter(|&&t| t).count();
+        if step == steps || (step > 0 && !changed) || count == 0 {
+            return Grown { mean, rows, gain };
+        }
+        let mut sum = vec![0.0; d];
+        for (i, _) in rows.iter().enumerate().filter(|(_, t)| **t) {
+            sum.iter_mut().zip(resid.row(i)).for_each(|(s, v)| *s += v);
+        }
+        let inv = 1.0 / count as f64;
+        mean = sum.into_iter().map(|s| s * inv).collect();
+        step += 1;
+    }
+}
+
+/// Seeds (Z, A) on `x` (serial; O(N·D) per feature, and per growth step). With `grow` and
+/// a penalty target each drawn residual is grown before it is tested (module documentation);
+/// otherwise this is the paper's seeding.
 pub(crate) fn seed_features(
     x: &RowMatrix,
     form: FeatureSeeding,
     target: SeedTarget,
+    grow: bool,
     rng: &mut ChaCha8Rng,
 ) -> (BinaryMatrix, RowMatrix) {
     let (n, d) = (x.n_rows(), x.n_cols());
@@ -52,6 +131,12 @@ pub(crate) fn seed_features(
     let (limit, penalty) = match target {
         SeedTarget::Fixed(k) => (k, None),
         SeedTarget::Penalty { penalty, k_max } => (k_max, Some(penalty)),
+    };
+    // The paper's step is a growth of 0 steps, and its first failure stops the seeding.
+    let (steps, tries) = if grow && penalty.is_some() {
+        (GROW_STEPS, SEED_TRIES)
+    } else {
+        (0, 1)
     };
     if limit == 0 {
         return (z, a);
@@ -70,7 +155,7 @@ pub(crate) fn seed_features(
         a.push_row(&m);
     }
     let mut err: Vec<f64> = resid.rows().map(sq_norm).collect();
-    let mut new_err = vec![0.0; n];
+    let mut failures = 0;
     while a.n_rows() < limit {
         let total: f64 = err.iter().sum();
         if total.is_nan() || total <= 0.0 {
@@ -83,32 +168,29 @@ pub(crate) fn seed_features(
             continue;
         }
         let pick = draw_weighted(&err, rng);
-        let cand = resid.row(pick).to_vec();
-        let mut gain = 0.0;
-        for i in 0..n {
-            new_err[i] = sq_dist(resid.row(i), &cand);
-            if new_err[i] < err[i] {
-                gain += err[i] - new_err[i];
-            }
-        }
+        let grown = grow_feature(&resid, &err, resid.row(pick), steps);
         if let Some(p) = penalty
-            && gain <= p
+            && grown.gain <= p
         {
-            break;
+            failures += 1;
+            if failures >= tries {
+                break;
+            }
+            continue;
         }
         let c = z.push_col();
         for i in 0..n {
-            if new_err[i] < err[i] {
+            if grown.rows[i] {
                 z.row_mut(i)[c] = 1;
                 resid
                     .row_mut(i)
                     .iter_mut()
-                    .zip(&cand)
+                    .zip(&grown.mean)
                     .for_each(|(r, v)| *r -= v);
                 err[i] = sq_norm(resid.row(i));
             }
         }
-        a.push_row(&cand);
+        a.push_row(&grown.mean);
     }
     (z, a)
 }
@@ -134,7 +216,8 @@ mod tests {
         let x = data();
         for form in [FeatureSeeding::BaseFeature, FeatureSeeding::Residual] {
             for k in 1..=5 {
-                let (z, a) = seed_features(&x, form, SeedTarget::Fixed(k), &mut run_rng(3, 0));
+                let (z, a) =
+                    seed_features(&x, form, SeedTarget::Fixed(k), false, &mut run_rng(3, 0));
                 assert_eq!((z.k(), a.n_rows()), (k, k));
                 if form == FeatureSeeding::BaseFeature {
                     assert!(z.col(0).iter().all(|&v| v == 1));
@@ -147,6 +230,7 @@ mod tests {
                 &x,
                 FeatureSeeding::Residual,
                 SeedTarget::Fixed(3),
+                false,
                 &mut run_rng(s, 0),
             );
             residual_ss(&x, &z, &a) < 1e-12
@@ -161,15 +245,33 @@ mod tests {
             penalty: 1e6,
             k_max: 10,
         };
-        let (z, _) = seed_features(&x, FeatureSeeding::Residual, huge, &mut run_rng(1, 0));
+        let (z, _) = seed_features(
+            &x,
+            FeatureSeeding::Residual,
+            huge,
+            false,
+            &mut run_rng(1, 0),
+        );
         assert_eq!(z.k(), 0);
-        let (z, _) = seed_features(&x, FeatureSeeding::BaseFeature, huge, &mut run_rng(1, 0));
+        let (z, _) = seed_features(
+            &x,
+            FeatureSeeding::BaseFeature,
+            huge,
+            false,
+            &mut run_rng(1, 0),
+        );
         assert_eq!(z.k(), 1);
         let small = SeedTarget::Penalty {
             penalty: 0.1,
             k_max: 2,
         };
-        let (z, _) = seed_features(&x, FeatureSeeding::Residual, small, &mut run_rng(1, 0));
+        let (z, _) = seed_features(
+            &x,
+            FeatureSeeding::Residual,
+            small,
+            false,
+            &mut run_rng(1, 0),
+        );
         assert_eq!(z.k(), 2);
     }
 }

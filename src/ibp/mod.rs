@@ -15,6 +15,7 @@
 //! `run_rng(seed, 0)` only, so a seed fixes the result whatever the thread count.
 
 mod accelerated;
+mod chains;
 mod collapsed;
 mod common;
 mod dense;
@@ -27,6 +28,7 @@ mod params;
 mod semi;
 mod state;
 
+pub use chains::{AlignedFeatures, ChainDiagnostics, Draw, IbpPosterior};
 pub use meibp::{
     Extremes, Meibp, MeibpFit, MeibpParams, MeibpTraceRecord, MeibpValidParams, RowObjective,
 };

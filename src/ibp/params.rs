@@ -439,7 +439,18 @@ impl IbpValidParams {
         x: &RowMatrix,
         each: &mut dyn FnMut(&IbpTraceRecord, &RowMatrix),
     ) -> Result<IbpFit, FitError> {
-        self.run(x, None, each)
+        self.run(x, None, 0, each)
+    }
+
+    /// [`fit_with`](Self::fit_with) on the random stream `stream` of the seed (chain c of
+    /// several draws from stream c; a single chain from stream 0).
+    pub(crate) fn fit_stream(
+        &self,
+        x: &RowMatrix,
+        stream: u64,
+        each: &mut dyn FnMut(&IbpTraceRecord, &RowMatrix),
+    ) -> Result<IbpFit, FitError> {
+        self.run(x, None, stream, each)
     }
 
     /// Runs the chain on `x` with the entries of `hidden` unseen (the missing-entry protocol
@@ -466,13 +477,14 @@ impl IbpValidParams {
                 x.n_cols()
             )));
         }
-        self.run(x, Some(hidden), each)
+        self.run(x, Some(hidden), 0, each)
     }
 
     fn run(
         &self,
         x: &RowMatrix,
         hidden: Option<&HiddenEntries>,
+        stream: u64,
         each: &mut dyn FnMut(&IbpTraceRecord, &RowMatrix),
     ) -> Result<IbpFit, FitError> {
         let mut work = match hidden {
@@ -501,7 +513,7 @@ impl IbpValidParams {
             k_new_max: self.k_new_max,
         };
         let n = x.n_rows();
-        let mut rng = run_rng(self.seed, 0);
+        let mut rng = run_rng(self.seed, stream);
         let feats = match &self.start {
             Start::Empty => Feats::empty(n),
             Start::Prior => Feats::from_matrix(&ibp_restaurant(n, self.alpha, &mut rng)),

@@ -15,6 +15,7 @@ mod params;
 mod sweep;
 
 pub use params::{
-    CollapsedDpMeans, DpMeans, DpMeansParams, DpMeansValidParams, DpVariant, random_order,
+    CollapsedDpMeans, DEFAULT_MAX_ITER, DEFAULT_RESTARTS, DpMeans, DpMeansParams,
+    DpMeansValidParams, DpVariant, random_order,
 };
 pub use sweep::dp_means_run;

@@ -18,5 +18,5 @@ mod params;
 mod seeding;
 
 pub use lloyd::lloyd;
-pub use params::{KMeans, KMeansParams, KMeansValidParams};
+pub use params::{DEFAULT_MAX_ITER, DEFAULT_RESTARTS, KMeans, KMeansParams, KMeansValidParams};
 pub use seeding::kmeans_plus_plus;

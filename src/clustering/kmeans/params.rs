@@ -9,17 +9,22 @@ use crate::model::Fit;
 use crate::restarts::{Observer, Silent, best_of_runs};
 use crate::{RowMatrix, restarts};
 
+/// Restarts of K-means unless [`KMeansParams::restarts`] says otherwise.
+pub const DEFAULT_RESTARTS: usize = 10;
+/// Iteration cap of each run unless [`KMeansParams::max_iter`] says otherwise.
+pub const DEFAULT_MAX_ITER: usize = 300;
+
 /// Entry point: `KMeans::params(k)`.
 pub struct KMeans;
 
 impl KMeans {
-    /// Parameters for `k` clusters, with defaults: 10 restarts, at most 300 iterations per
-    /// run, seed 0.
+    /// Parameters for `k` clusters, with defaults: [`DEFAULT_RESTARTS`] restarts, at most
+    /// [`DEFAULT_MAX_ITER`] iterations per run, seed 0.
     pub fn params(k: usize) -> KMeansParams {
         KMeansParams(KMeansValidParams {
             k,
-            restarts: 10,
-            max_iter: 300,
+            restarts: DEFAULT_RESTARTS,
+            max_iter: DEFAULT_MAX_ITER,
             seed: 0,
         })
     }

@@ -92,5 +92,7 @@ pub use objective::{
     mahalanobis_objective, mahalanobis_phi, mahalanobis_profile_objective, optimal_covariances,
     scatter_matrices,
 };
-pub use params::{Mahalanobis, MahalanobisParams, MahalanobisValidParams};
+pub use params::{
+    DEFAULT_MAX_ITER, DEFAULT_RESTARTS, Mahalanobis, MahalanobisParams, MahalanobisValidParams,
+};
 pub use run::{SEED_LLOYD_STEPS, mahalanobis_run, seed_labels};

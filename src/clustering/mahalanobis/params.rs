@@ -9,19 +9,24 @@ use crate::linalg::row_sq_norms;
 use crate::model::Fit;
 use crate::restarts::{Best, Observer, Silent, best_of_runs};
 
+/// Restarts of Mahalanobis clustering unless [`MahalanobisParams::restarts`] says otherwise.
+pub const DEFAULT_RESTARTS: usize = 10;
+/// Iteration cap of each run unless [`MahalanobisParams::max_iter`] says otherwise.
+pub const DEFAULT_MAX_ITER: usize = 100;
+
 /// Entry point: `Mahalanobis::params(k, penalty)`.
 pub struct Mahalanobis;
 
 impl Mahalanobis {
     /// Parameters for `k` clusters and penalty P = λ² on log det Σ_k. Defaults: `reg` = 1e-3,
-    /// 10 restarts, at most 100 iterations per run, seed 0.
+    /// [`DEFAULT_RESTARTS`] restarts, at most [`DEFAULT_MAX_ITER`] iterations per run, seed 0.
     pub fn params(k: usize, penalty: f64) -> MahalanobisParams {
         MahalanobisParams(MahalanobisValidParams {
             k,
             penalty,
             reg: 1e-3,
-            restarts: 10,
-            max_iter: 100,
+            restarts: DEFAULT_RESTARTS,
+            max_iter: DEFAULT_MAX_ITER,
             seed: 0,
         })
     }

@@ -1,7 +1,7 @@
 //! Errors shared by every algorithm family: bad parameters (caught by `check()`, before any
 //! data is seen) and data that does not fit them (caught when fitting starts).
 
-use crate::RowMatrix;
+use crate::MatrixView;
 use rayon::prelude::*;
 use thiserror::Error;
 
@@ -127,7 +127,8 @@ pub const SCALE_MIN: f64 = 1e-100;
 /// with [`FitError::Scale`], whose message names the value and the power of ten to divide
 /// or multiply by; rescaling the data (and the penalty by the square of the factor) changes
 /// no result but the units.
-pub fn check_data(x: &RowMatrix) -> Result<(), FitError> {
+pub fn check_data<'a>(x: impl Into<MatrixView<'a>>) -> Result<(), FitError> {
+    let x: MatrixView<'a> = x.into();
     let (n, d) = (x.n_rows(), x.n_cols());
     if n == 0 || d == 0 {
         return Err(FitError::EmptyData { n, d });
@@ -221,6 +222,7 @@ pub fn check_penalty(p: f64) -> Result<f64, ParamError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::RowMatrix;
 
     #[test]
     fn data_rules() {

@@ -24,6 +24,7 @@ pub mod linalg;
 pub mod matrix;
 pub mod metrics;
 pub mod model;
+pub mod occ;
 #[cfg(test)]
 mod params_readback;
 pub mod pca;
@@ -36,7 +37,7 @@ mod serde_forms;
 
 pub use error::{FitError, ParamError};
 pub use features::BinaryMatrix;
-pub use matrix::RowMatrix;
+pub use matrix::{MatrixView, RowMatrix};
 pub use model::{Fit, Model, Stop};
 
 /// The README's code examples, compiled and run as doc tests.

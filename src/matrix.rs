@@ -125,6 +125,24 @@ impl RowMatrix {
         (0..self.n_rows).map(move |i| self.row(i))
     }
 
+    /// A borrowed view of the whole matrix.
+    pub fn view(&self) -> MatrixView<'_> {
+        MatrixView {
+            n_rows: self.n_rows,
+            n_cols: self.n_cols,
+            data: &self.data,
+        }
+    }
+
+    /// A borrowed view of rows `start..end`.
+    ///
+    /// # Panics
+    /// When the range is not within `0..n_rows`.
+    #[track_caller]
+    pub fn rows_view(&self, start: usize, end: usize) -> MatrixView<'_> {
+        self.view().rows_view(start, end)
+    }
+
     /// Appends one row.
     ///
     /// # Panics
@@ -151,5 +169,81 @@ impl RowMatrix {
         }
         self.data.truncate(w * d);
         self.n_rows = w;
+    }
+}
+
+/// A borrowed `n_rows × n_cols` matrix stored row after row: data a caller already holds
+/// (a NumPy array, a memory map, a block of a larger matrix) read without a copy.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MatrixView<'a> {
+    n_rows: usize,
+    n_cols: usize,
+    data: &'a [f64],
+}
+
+impl<'a> MatrixView<'a> {
+    /// Views `data` as `n_rows × n_cols`, row-major; `None` when the length does not match.
+    pub fn new(data: &'a [f64], n_rows: usize, n_cols: usize) -> Option<Self> {
+        (n_rows.checked_mul(n_cols) == Some(data.len())).then_some(Self {
+            n_rows,
+            n_cols,
+            data,
+        })
+    }
+
+    /// Number of rows.
+    pub fn n_rows(&self) -> usize {
+        self.n_rows
+    }
+
+    /// Number of columns.
+    pub fn n_cols(&self) -> usize {
+        self.n_cols
+    }
+
+    /// Row `i`.
+    #[inline]
+    pub fn row(&self, i: usize) -> &'a [f64] {
+        &self.data[i * self.n_cols..(i + 1) * self.n_cols]
+    }
+
+    /// All values, row after row.
+    pub fn as_slice(&self) -> &'a [f64] {
+        self.data
+    }
+
+    /// Iterates over the rows.
+    pub fn rows(&self) -> impl ExactSizeIterator<Item = &'a [f64]> + 'a {
+        let (d, data) = (self.n_cols, self.data);
+        (0..self.n_rows).map(move |i| &data[i * d..(i + 1) * d])
+    }
+
+    /// The view of rows `start..end`.
+    ///
+    /// # Panics
+    /// When the range is not within `0..n_rows`.
+    #[track_caller]
+    pub fn rows_view(&self, start: usize, end: usize) -> MatrixView<'a> {
+        assert!(
+            start <= end && end <= self.n_rows,
+            "rows {start}..{end} of {}",
+            self.n_rows
+        );
+        MatrixView {
+            n_rows: end - start,
+            n_cols: self.n_cols,
+            data: &self.data[start * self.n_cols..end * self.n_cols],
+        }
+    }
+
+    /// An owned copy.
+    pub fn to_owned(&self) -> RowMatrix {
+        RowMatrix::new(self.n_rows, self.n_cols, self.data.to_vec())
+    }
+}
+
+impl<'a> From<&'a RowMatrix> for MatrixView<'a> {
+    fn from(m: &'a RowMatrix) -> Self {
+        m.view()
     }
 }

@@ -106,10 +106,13 @@ pub trait Model {
     /// −log p(X, Z) with A integrated out, and for MEIBP minus its evidence lower bound.
     fn objective(&self) -> f64;
 
-    /// [`objective`](Model::objective) after each iteration of the returned run.
+    /// [`objective`](Model::objective) after each iteration the returned run kept. One entry
+    /// per iteration, except in a refined run, whose trial descents that ended higher are
+    /// counted in [`n_iter`](Model::n_iter) but left out here (the trace records accepted
+    /// states only, so it never rises).
     fn trace(&self) -> &[f64];
 
-    /// Iterations (sweeps) of the returned run.
+    /// Iterations (sweeps) of the returned run, including a refinement's trial descents.
     fn n_iter(&self) -> usize;
 
     /// Why the returned run stopped.

@@ -64,21 +64,12 @@ fn feature_parameters_read_back() {
 #[test]
 fn ibp_parameters_read_back() {
     let p = IbpSampler::params(IbpKind::Accelerated)
-        .alpha(1.5)
-        .sigma_x(0.3)
         .window(4)
         .k_new_max(2)
         .seed(16)
-        .resample_alpha(true)
-        .start_from_prior(true)
         .check()
         .unwrap();
-    assert_eq!(
-        (p.alpha(), p.sigma_x(), p.sigma_a()),
-        (1.5, Some(0.3), None)
-    );
     assert_eq!((p.window(), p.k_new_max(), p.seed()), (Some(4), 2, 16));
-    assert!(p.resamples_alpha() && !p.resamples_sigmas() && p.starts_from_prior());
     let e = Meibp::params(9)
         .sigma_a(0.7)
         .max_iter(17)

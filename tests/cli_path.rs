@@ -148,9 +148,59 @@ fn bad_grids_are_refused() {
         a.extend_from_slice(grid);
         assert_refused(&a, needle);
     }
-    assert_refused(
-        &["--algo", "kmeans", "--penalties", "1"],
-        "penalty algorithm",
-    );
+    for algo in ["kmeans", "k-features", "ibp-accelerated", "meibp"] {
+        assert_refused(
+            &["--algo", algo, "--penalties", "1"],
+            "algorithm with a penalty",
+        );
+    }
     assert_refused(&["--algo", "dp-means"], "--penalt");
+}
+
+/// Every algorithm with a penalty runs on a path, Mahalanobis clustering (K and a penalty)
+/// included, and the options `path` shares with `fit` are checked as `fit` checks them.
+#[test]
+fn mahalanobis_runs_on_a_path_and_shared_options_are_checked() {
+    let d = tempfile::tempdir().unwrap();
+    let csv = blobs_csv(d.path());
+    let out = d.path().join("out");
+    let o = madbayes(&[
+        "path",
+        s(&csv),
+        "--algo",
+        "mahalanobis",
+        "--k",
+        "3",
+        "--penalties",
+        "1,100",
+        "--restarts",
+        "2",
+        "--out",
+        s(&out),
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = fs::read_to_string(out.join("path.csv")).unwrap();
+    assert_eq!(text.lines().count(), 3, "{text}");
+    assert_refused(
+        &[
+            "--algo",
+            "collapsed-bp-means",
+            "--penalties",
+            "1",
+            "--refine",
+        ],
+        "--refine does not apply to collapsed-bp-means",
+    );
+    assert_refused(
+        &[
+            "--algo",
+            "dp-means",
+            "--penalties",
+            "1",
+            "--seeding",
+            "base",
+        ],
+        "--seeding does not apply to dp-means",
+    );
 }

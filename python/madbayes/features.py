@@ -149,8 +149,13 @@ _SKF = DEFAULTS["stepwise_k_features"]
 class BPMeans(_FeatureModel):
     __doc__ = (
         "BP-means (MAD-Bayes Eq. 6, Alg. 1): ||X - Z A||^2 + K P, K learned.\n\n"
-        "    Parameters\n    ----------" + _PENALTY_DOC + """    max_features : int or None, default=None
-        A cap on K (capped BP-means, Eq. 15).""" + _REFINE_DOC + _PLAIN_DOC + _COMMON_DOC
+        "    Parameters\n    ----------"
+        + _PENALTY_DOC
+        + """    max_features : int or None, default=None
+        A cap on K (capped BP-means, Eq. 15)."""
+        + _REFINE_DOC
+        + _PLAIN_DOC
+        + _COMMON_DOC
     )
 
     def __init__(
@@ -189,9 +194,14 @@ class CollapsedBPMeans(_FeatureModel):
     __doc__ = (
         "Collapsed BP-means (MAD-Bayes Eq. 10, Alg. 3): A integrated out,"
         " tr(X^T (I - Z (Z^T Z)^-1 Z^T) X) + K P.\n\n"
-        "    Parameters\n    ----------" + _PENALTY_DOC + """    max_features : int or None, default=None
-        A cap on K.""" + _PLAIN_DOC + """    (Collapsed BP-means has no refinement.)
-""" + _COMMON_DOC
+        "    Parameters\n    ----------"
+        + _PENALTY_DOC
+        + """    max_features : int or None, default=None
+        A cap on K."""
+        + _PLAIN_DOC
+        + """    (Collapsed BP-means has no refinement.)
+"""
+        + _COMMON_DOC
     )
 
     def __init__(
@@ -268,8 +278,14 @@ class StepwiseKFeatures(_FeatureModel):
     __doc__ = (
         "Stepwise K-features (MAD-Bayes Sec. 5): K-features for K = 1, 2, ... until the"
         " BP-means objective with penalty P rises.\n\n"
-        "    Parameters\n    ----------" + _PENALTY_DOC + """    max_features : int or None, default=None
-        The largest K tried (None: n_samples).""" + _REFINE_DOC + _PLAIN_DOC + _COMMON_DOC + """    objective_by_k_ : the best BP-means objective at K = 1, 2, ... as tried.
+        "    Parameters\n    ----------"
+        + _PENALTY_DOC
+        + """    max_features : int or None, default=None
+        The largest K tried (None: n_samples)."""
+        + _REFINE_DOC
+        + _PLAIN_DOC
+        + _COMMON_DOC
+        + """    objective_by_k_ : the best BP-means objective at K = 1, 2, ... as tried.
 """
     )
 

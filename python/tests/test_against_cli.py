@@ -60,10 +60,19 @@ def data():
         ("kmeans", madbayes.KMeans(n_clusters=4, n_init=5, random_state=9)),
         ("dp-means", madbayes.DPMeans(penalty=6.0, n_init=5, random_state=9)),
         ("dp-means", madbayes.DPMeans(penalty=6.0, n_init=3, plain=True, random_state=2)),
-        ("dp-means", madbayes.DPMeans(penalty=6.0, n_init=3, plain=True, refine=True, random_state=2)),
+        (
+            "dp-means",
+            madbayes.DPMeans(penalty=6.0, n_init=3, plain=True, refine=True, random_state=2),
+        ),
         ("collapsed-dp-means", madbayes.CollapsedDPMeans(penalty=6.0, n_init=5, random_state=9)),
-        ("collapsed-dp-means", madbayes.CollapsedDPMeans(penalty=6.0, n_init=4, plain=True, random_state=1)),
-        ("mahalanobis", madbayes.MahalanobisClustering(n_clusters=3, penalty=20.0, n_init=4, random_state=9)),
+        (
+            "collapsed-dp-means",
+            madbayes.CollapsedDPMeans(penalty=6.0, n_init=4, plain=True, random_state=1),
+        ),
+        (
+            "mahalanobis",
+            madbayes.MahalanobisClustering(n_clusters=3, penalty=20.0, n_init=4, random_state=9),
+        ),
     ],
 )
 def test_clustering_matches_the_cli(tmp_path, data, algo, est):
@@ -86,16 +95,35 @@ def test_clustering_matches_the_cli(tmp_path, data, algo, est):
     [
         ("bp-means", madbayes.BPMeans(penalty=10.0, n_init=5, random_state=4)),
         ("bp-means", madbayes.BPMeans(penalty=10.0, n_init=3, plain=True, random_state=8)),
-        ("bp-means", madbayes.BPMeans(penalty=10.0, n_init=3, plain=True, refine=True, random_state=8)),
+        (
+            "bp-means",
+            madbayes.BPMeans(penalty=10.0, n_init=3, plain=True, refine=True, random_state=8),
+        ),
         ("bp-means", madbayes.BPMeans(penalty=10.0, n_init=3, seeding="residual", random_state=2)),
         ("collapsed-bp-means", madbayes.CollapsedBPMeans(penalty=10.0, n_init=3, random_state=4)),
-        ("collapsed-bp-means", madbayes.CollapsedBPMeans(penalty=10.0, n_init=3, plain=True, random_state=4)),
+        (
+            "collapsed-bp-means",
+            madbayes.CollapsedBPMeans(penalty=10.0, n_init=3, plain=True, random_state=4),
+        ),
         ("k-features", madbayes.KFeatures(n_features=3, n_init=5, random_state=4)),
-        ("k-features", madbayes.KFeatures(n_features=3, n_init=5, plain=True, seeding="residual", random_state=4)),
+        (
+            "k-features",
+            madbayes.KFeatures(
+                n_features=3, n_init=5, plain=True, seeding="residual", random_state=4
+            ),
+        ),
         # Capped at K = 5: uncapped, the refined search climbs to K = 12 on these 150 rows,
         # half a minute in the release build and ten in the debug build the tests call.
-        ("stepwise-k-features", madbayes.StepwiseKFeatures(penalty=10.0, max_features=5, n_init=3, random_state=4)),
-        ("stepwise-k-features", madbayes.StepwiseKFeatures(penalty=10.0, max_features=6, plain=True, n_init=3, random_state=4)),
+        (
+            "stepwise-k-features",
+            madbayes.StepwiseKFeatures(penalty=10.0, max_features=5, n_init=3, random_state=4),
+        ),
+        (
+            "stepwise-k-features",
+            madbayes.StepwiseKFeatures(
+                penalty=10.0, max_features=6, plain=True, n_init=3, random_state=4
+            ),
+        ),
     ],
 )
 def test_features_match_the_cli(tmp_path, data, algo, est):
@@ -114,12 +142,16 @@ def test_features_match_the_cli(tmp_path, data, algo, est):
     assert summary["objective"] == pytest.approx(est.objective_, rel=1e-12)
 
 
-@pytest.mark.parametrize("method, algo", [
-    ("accelerated", "ibp-accelerated"),
-    ("collapsed", "ibp-gibbs"),
-    ("semicollapsed", "ibp-semicollapsed"),
-])
+@pytest.mark.parametrize(
+    "method, algo",
+    [
+        ("accelerated", "ibp-accelerated"),
+        ("collapsed", "ibp-gibbs"),
+        ("semicollapsed", "ibp-semicollapsed"),
+    ],
+)
 def test_samplers_match_the_cli(tmp_path, data, method, algo):
+    # The defaults: four chains, hyperparameters resampled, split-merge and block moves.
     est = madbayes.IBPSampler(method=method, n_sweeps=25, random_state=6).fit(data)
     summary, read, out = cli_fit(
         tmp_path, data, "--algo", algo, "--iterations", "25", "--seed", "6"
@@ -128,6 +160,40 @@ def test_samplers_match_the_cli(tmp_path, data, method, algo):
     trace = np.genfromtxt(out / "trace.csv", delimiter=",", names=True)
     np.testing.assert_allclose(trace["log_joint"], est.log_joint_trace_, rtol=1e-12)
     np.testing.assert_array_equal(trace["k"], est.n_features_trace_)
+    # Every chain's final state, and R-hat / ESS across the chains.
+    assert len(summary["chains"]) == est.chains_log_joint_.shape[0] == 4
+    for c, chain in enumerate(summary["chains"]):
+        assert chain["final"]["log_joint"] == pytest.approx(est.chains_log_joint_[c, -1], rel=1e-12)
+        assert chain["final"]["k"] == est.chains_n_features_[c, -1]
+    for name, d in summary["diagnostics"].items():
+        assert d["rhat"] == pytest.approx(est.rhat_[name], rel=1e-12)
+        assert d["ess_bulk"] == pytest.approx(est.ess_bulk_[name], rel=1e-12)
+        assert d["ess_tail"] == pytest.approx(est.ess_tail_[name], rel=1e-12)
+    assert summary["converged"] == est.chains_agree_
+
+
+@pytest.mark.parametrize(
+    "est, args",
+    [
+        (madbayes.IBPSampler(plain=True, n_chains=2), ["--plain", "--chains", "2"]),
+        (
+            madbayes.IBPSampler(init="prior", split_merge=0, block=2, n_chains=1),
+            ["--init", "prior", "--split-merge", "0", "--block", "2", "--chains", "1"],
+        ),
+        (
+            madbayes.IBPSampler(alpha=1.5, sigma_x=0.8, resample=True, window=3),
+            ["--alpha", "1.5", "--sigma-x", "0.8", "--resample", "--window", "3"],
+        ),
+    ],
+)
+def test_sampler_options_match_the_cli(tmp_path, data, est, args):
+    est.set_params(n_sweeps=20, random_state=3).fit(data)
+    summary, read, out = cli_fit(
+        tmp_path, data, "--algo", "ibp-accelerated", "--iterations", "20", "--seed", "3", *args
+    )
+    np.testing.assert_array_equal(read("z.csv"), est.Z_)
+    trace = np.genfromtxt(out / "trace.csv", delimiter=",", names=True)
+    np.testing.assert_allclose(trace["log_joint"], est.log_joint_trace_, rtol=1e-12)
 
 
 def test_meibp_matches_the_cli(tmp_path, data):

@@ -1,5 +1,7 @@
 //! `madbayes fit INPUT --algo ALGO --out DIR …`
 
+pub use super::algos::Algo;
+use super::algos::{Family, KRole};
 use super::output::{Staging, binary_csv, check_out, labels_csv, matrix_csv};
 use super::pictures::{
     PixelResult, image_files, image_json, is_clustering, read_examples, trace_png,
@@ -57,54 +59,6 @@ impl Seeding {
     }
 }
 
-/// The algorithms `fit` can run.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Algo {
-    /// K-means (k-means++ seeding, Lloyd); needs --k.
-    Kmeans,
-    /// DP-means; needs --penalty, --k caps the number of clusters.
-    DpMeans,
-    /// Collapsed DP-means (exact coordinate descent); needs --penalty, --k caps K.
-    CollapsedDpMeans,
-    /// Mahalanobis clustering (cluster covariances); needs --k and --penalty.
-    Mahalanobis,
-    /// BP-means (latent features); needs --penalty, --k caps the number of features.
-    BpMeans,
-    /// Collapsed BP-means; needs --penalty, --k caps K.
-    CollapsedBpMeans,
-    /// K-features (K fixed); needs --k.
-    KFeatures,
-    /// Stepwise K-features (K = 1, 2, … until the BP-means objective rises); needs --penalty.
-    StepwiseKFeatures,
-    /// Collapsed Gibbs sampler for the linear-Gaussian IBP (Griffiths & Ghahramani).
-    IbpGibbs,
-    /// Semi-collapsed Gibbs sampler (A instantiated, new features integrated out).
-    IbpSemicollapsed,
-    /// Accelerated Gibbs sampler (Doshi-Velez & Ghahramani 2009); --window rows at a time.
-    IbpAccelerated,
-    /// MEIBP (Reed & Ghahramani 2013), nonnegative features; needs --k, the most features.
-    Meibp,
-}
-
-impl Algo {
-    pub(super) fn name(self) -> &'static str {
-        match self {
-            Algo::Kmeans => "kmeans",
-            Algo::DpMeans => "dp-means",
-            Algo::CollapsedDpMeans => "collapsed-dp-means",
-            Algo::Mahalanobis => "mahalanobis",
-            Algo::BpMeans => "bp-means",
-            Algo::CollapsedBpMeans => "collapsed-bp-means",
-            Algo::KFeatures => "k-features",
-            Algo::StepwiseKFeatures => "stepwise-k-features",
-            Algo::IbpGibbs => "ibp-gibbs",
-            Algo::IbpSemicollapsed => "ibp-semicollapsed",
-            Algo::IbpAccelerated => "ibp-accelerated",
-            Algo::Meibp => "meibp",
-        }
-    }
-}
-
 /// Options of `madbayes fit`.
 #[derive(clap::Args, Debug)]
 pub struct FitArgs {
@@ -114,12 +68,12 @@ pub struct FitArgs {
     /// (one row per image, pixels in [0, 1], files in natural order), or an MNIST IDX file
     /// (*-ubyte, *-ubyte.gz, .idx). One row per data point.
     pub input: PathBuf,
-    /// Image folders: convert every image to grey (0.299 R + 0.587 G + 0.114 B).
-    #[arg(long)]
-    pub grey: bool,
     /// Algorithm to run.
     #[arg(long, value_enum)]
     pub algo: Algo,
+    /// The options `fit` shares with `path`.
+    #[command(flatten)]
+    pub run: RunOptions,
     /// Folder to write summary.json, labels.csv, means.csv and z.csv into, with pictures:
     /// for a folder of images features/ (one PNG per cluster or feature mean, and base.png)
     /// and overview.png; for other inputs trace.png (objective per iteration).
@@ -128,6 +82,71 @@ pub struct FitArgs {
     /// The penalty P = λ²: the objective cost of one more cluster.
     #[arg(long, allow_negative_numbers = true)]
     pub penalty: Option<f64>,
+    /// Hold out this fraction of the rows, hide a random fifth of each held-out row's
+    /// entries, and score their prediction (summary.json `heldout`: mean squared error and
+    /// Gaussian log-likelihood per hidden entry). The fit sees only the other rows.
+    #[arg(long, allow_negative_numbers = true)]
+    pub holdout: Option<f64>,
+    /// IBP methods: sweeps of the chain (default 1000; meibp: the iteration cap, default
+    /// --max-iter).
+    #[arg(long)]
+    pub iterations: Option<usize>,
+    /// IBP methods: the concentration α; given, it is fixed (samplers: default resampled
+    /// from 1, or 2 fixed with --plain; meibp 3).
+    #[arg(long, allow_negative_numbers = true)]
+    pub alpha: Option<f64>,
+    /// IBP methods: noise standard deviation σ_X; given, it is fixed (samplers: default
+    /// resampled from 1 × the data's standard deviation, 0.25 × fixed with --plain; meibp
+    /// 0.75 ×).
+    #[arg(long, allow_negative_numbers = true)]
+    pub sigma_x: Option<f64>,
+    /// IBP methods: feature standard deviation σ_A; given, it is fixed (samplers: default
+    /// resampled from 0.75 × the data's standard deviation, fixed there with --plain).
+    #[arg(long, allow_negative_numbers = true)]
+    pub sigma_a: Option<f64>,
+    /// ibp-accelerated: rows per window W (default 1).
+    #[arg(long)]
+    pub window: Option<usize>,
+    /// IBP samplers: resample α (conjugate Gamma) and σ_X, σ_A (inverse-gamma) every sweep
+    /// even when given (the given values are then the starting point). Without it the
+    /// hyperparameters that are not given are resampled, and the given ones fixed.
+    #[arg(long)]
+    pub resample: bool,
+    /// IBP samplers: where the chain starts — `empty` (no feature, the default), `prior` (Z
+    /// drawn from the IBP prior) or `bp-means` (the Z of BP-means at --penalty, with
+    /// --restarts runs, default 10).
+    #[arg(long, value_enum)]
+    pub init: Option<Init>,
+    /// IBP samplers: start the chain from this Z (a CSV or .npy file of N rows of 0/1, one
+    /// column per feature), e.g. the final z.csv of another chain; replaces --init.
+    #[arg(long, value_name = "Z")]
+    pub init_z: Option<PathBuf>,
+    /// IBP samplers: independent chains run in parallel (default 4; chain c draws from
+    /// stream c of --seed, so the result does not depend on --threads). z.csv, means.csv and
+    /// trace.csv are the chain of highest final log joint; summary.json adds each chain's
+    /// summary, the pooled one (K's distribution, aligned features) and R̂/ESS.
+    #[arg(long, value_name = "C")]
+    pub chains: Option<usize>,
+    /// IBP samplers: retained draws kept per chain in draws.jsonl, evenly thinned from the
+    /// second half of each chain (default 100).
+    #[arg(long, value_name = "M")]
+    pub draws: Option<usize>,
+    /// IBP samplers: split–merge Metropolis–Hastings attempts after every sweep (default
+    /// 10; 0: none).
+    #[arg(long, value_name = "N")]
+    pub split_merge: Option<usize>,
+    /// IBP samplers: after its single-entry updates each row draws its entries on a random
+    /// block of this many features jointly (default 3; 0: none).
+    #[arg(long, value_name = "B")]
+    pub block: Option<usize>,
+}
+
+/// The options `fit` and `path` share (flattened into both).
+#[derive(clap::Args, Clone, Debug)]
+pub struct RunOptions {
+    /// Image folders: convert every image to grey (0.299 R + 0.587 G + 0.114 B).
+    #[arg(long)]
+    pub grey: bool,
     /// Number of clusters or features (kmeans, mahalanobis, k-features), or the most allowed
     /// (dp-means, bp-means and stepwise variants).
     #[arg(long)]
@@ -144,7 +163,7 @@ pub struct FitArgs {
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
     /// Iteration (sweep) cap of each run, and of the rounds of the refinement (default: the
-    /// library's for the algorithm: 300, mahalanobis 100).
+    /// library's for the algorithm: 300, mahalanobis and meibp 100).
     #[arg(long)]
     pub max_iter: Option<usize>,
     /// Refine after convergence (on by default for dp-means, collapsed-dp-means, bp-means,
@@ -156,7 +175,9 @@ pub struct FitArgs {
     pub refine: bool,
     /// The paper's algorithms exactly as published (dp-means variants and the feature
     /// family): no refinement, and for the feature family the paper's seeding (base feature,
-    /// the drawn residual tested as it is). Faster, and usually worse.
+    /// the drawn residual tested as it is); for the IBP samplers Doshi-Velez & Ghahramani's
+    /// sampler: α = 2, σ_X = 0.25σ, σ_A = 0.75σ fixed, an empty start, no split–merge, no
+    /// block update (options given beside it still apply). Faster, and usually worse.
     #[arg(long)]
     pub plain: bool,
     /// Feature family: how each run is seeded — `base` (the paper's, the default) or
@@ -173,71 +194,34 @@ pub struct FitArgs {
     /// pca_components.npy (D' × D) and pca_mean.npy (1 × D) hold V and m.
     #[arg(long, value_name = "D'")]
     pub pca: Option<usize>,
-    /// Hold out this fraction of the rows, hide a random fifth of each held-out row's
-    /// entries, and score their prediction (summary.json `heldout`: mean squared error and
-    /// Gaussian log-likelihood per hidden entry). The fit sees only the other rows.
-    #[arg(long, allow_negative_numbers = true)]
-    pub holdout: Option<f64>,
-    /// IBP methods: sweeps of the chain (default 1000; meibp: the iteration cap, default
-    /// --max-iter).
-    #[arg(long)]
-    pub iterations: Option<usize>,
-    /// IBP methods: the concentration α (default 2; meibp 3).
-    #[arg(long, allow_negative_numbers = true)]
-    pub alpha: Option<f64>,
-    /// IBP methods: noise standard deviation σ_X (default 0.25 × the data's standard
-    /// deviation; meibp 0.75 ×).
-    #[arg(long, allow_negative_numbers = true)]
-    pub sigma_x: Option<f64>,
-    /// IBP methods: feature standard deviation σ_A (default 0.75 × the data's standard
-    /// deviation).
-    #[arg(long, allow_negative_numbers = true)]
-    pub sigma_a: Option<f64>,
-    /// ibp-accelerated: rows per window W (default 1).
-    #[arg(long)]
-    pub window: Option<usize>,
-    /// IBP samplers: also resample α (conjugate Gamma) and σ_X, σ_A (inverse-gamma) every
-    /// sweep; off by default, so --alpha, --sigma-x and --sigma-a fix the model.
-    #[arg(long)]
-    pub resample: bool,
-    /// IBP samplers: where the chain starts — `empty` (no feature, the default), `prior` (Z
-    /// drawn from the IBP prior) or `bp-means` (the Z of BP-means at --penalty, with
-    /// --restarts runs, default 10). Chains from an empty or prior start can stay trapped
-    /// far below the posterior's bulk when σ_X is small; a BP-means start is the MAD-Bayes
-    /// answer used as the sampler's starting point.
-    #[arg(long, value_enum)]
-    pub init: Option<Init>,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
 }
 
+/// `args.k`, `args.seed`, … read the shared options.
+impl std::ops::Deref for FitArgs {
+    type Target = RunOptions;
+    fn deref(&self) -> &RunOptions {
+        &self.run
+    }
+}
+
 impl FitArgs {
-    /// `--restarts`, or the library's default for the algorithm.
+    /// `--restarts`, or the library's default for the algorithm (the IBP methods: that of
+    /// the feature family, for `--init bp-means`).
     pub fn restarts(&self) -> usize {
-        self.restarts.unwrap_or(match self.algo {
-            Algo::Kmeans => madbayes::clustering::kmeans::DEFAULT_RESTARTS,
-            Algo::DpMeans | Algo::CollapsedDpMeans => {
-                madbayes::clustering::dp_means::DEFAULT_RESTARTS
-            }
-            Algo::Mahalanobis => madbayes::clustering::mahalanobis::DEFAULT_RESTARTS,
-            // The feature family, and the BP-means start of the samplers (--init bp-means).
-            _ => madbayes::features::DEFAULT_RESTARTS,
-        })
+        self.restarts.unwrap_or(
+            self.algo
+                .info()
+                .restarts
+                .unwrap_or(madbayes::features::DEFAULT_RESTARTS),
+        )
     }
 
     /// `--max-iter`, or the library's default for the algorithm.
     pub fn max_iter(&self) -> usize {
-        self.max_iter.unwrap_or(match self.algo {
-            Algo::Kmeans => madbayes::clustering::kmeans::DEFAULT_MAX_ITER,
-            Algo::DpMeans | Algo::CollapsedDpMeans => {
-                madbayes::clustering::dp_means::DEFAULT_MAX_ITER
-            }
-            Algo::Mahalanobis => madbayes::clustering::mahalanobis::DEFAULT_MAX_ITER,
-            // The feature family, the BP-means start of the samplers, and MEIBP's iteration
-            // cap when --iterations is not given.
-            _ => madbayes::features::DEFAULT_MAX_ITER,
-        })
+        self.max_iter.unwrap_or(self.algo.info().max_iter)
     }
 
     /// Whether the refinement runs (for the algorithms that have one).
@@ -248,22 +232,7 @@ impl FitArgs {
 
 /// The algorithms with a refinement (and a `--plain` form).
 fn refine_applies(algo: Algo) -> bool {
-    matches!(
-        algo,
-        Algo::DpMeans
-            | Algo::CollapsedDpMeans
-            | Algo::BpMeans
-            | Algo::KFeatures
-            | Algo::StepwiseKFeatures
-    )
-}
-
-/// The feature family.
-fn is_feature(algo: Algo) -> bool {
-    matches!(
-        algo,
-        Algo::BpMeans | Algo::CollapsedBpMeans | Algo::KFeatures | Algo::StepwiseKFeatures
-    )
+    algo.info().refine
 }
 
 /// What is kept of an image-folder input to draw the pictures.
@@ -424,23 +393,33 @@ pub(super) fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
         refuse("window", args.window.is_some())?;
         refuse("resample", args.resample)?;
         refuse("init", args.init.is_some())?;
+        refuse("init-z", args.init_z.is_some())?;
+        refuse("split-merge", args.split_merge.is_some())?;
+        refuse("block", args.block.is_some())?;
+        refuse("chains", args.chains.is_some())?;
+        refuse("draws", args.draws.is_some())?;
     }
-    refuse("refine", args.refine && !refine_applies(algo))?;
-    let plain_applies = refine_applies(algo) || algo == Algo::CollapsedBpMeans;
-    refuse("plain", args.plain && !plain_applies)?;
-    refuse("seeding", args.seeding.is_some() && !is_feature(algo))?;
+    let info = algo.info();
+    refuse("refine", args.refine && !info.refine)?;
+    refuse("plain", args.plain && !info.plain)?;
+    refuse(
+        "seeding",
+        args.seeding.is_some() && info.family != Family::Features,
+    )?;
+    if info.family != Family::Ibp {
+        // The samplers check --k and --penalty themselves (--init bp-means takes a penalty).
+        refuse("penalty", args.penalty.is_some() && !info.penalty)?;
+        refuse("k", args.k.is_some() && info.k == KRole::None)?;
+    }
     refuse("reg", args.reg.is_some() && algo != Algo::Mahalanobis)?;
     let checked = match algo {
-        Algo::Kmeans => {
-            refuse("penalty", args.penalty.is_some())?;
-            Checked::KMeans(
-                KMeans::params(k()?)
-                    .restarts(args.restarts())
-                    .max_iter(args.max_iter())
-                    .seed(args.seed)
-                    .check()?,
-            )
-        }
+        Algo::Kmeans => Checked::KMeans(
+            KMeans::params(k()?)
+                .restarts(args.restarts())
+                .max_iter(args.max_iter())
+                .seed(args.seed)
+                .check()?,
+        ),
         Algo::DpMeans | Algo::CollapsedDpMeans => {
             let builder = if algo == Algo::DpMeans {
                 DpMeans::params(penalty()?)
@@ -475,10 +454,7 @@ pub(super) fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
                 Algo::BpMeans => BpMeans::params(penalty()?).k(args.k),
                 Algo::CollapsedBpMeans => CollapsedBpMeans::params(penalty()?).k(args.k),
                 Algo::StepwiseKFeatures => StepwiseKFeatures::params(penalty()?).k(args.k),
-                _ => {
-                    refuse("penalty", args.penalty.is_some())?;
-                    KFeatures::params(k()?)
-                }
+                _ => KFeatures::params(k()?),
             };
             if args.plain {
                 builder = builder.plain();
@@ -841,7 +817,7 @@ fn summary_json(args: &FitArgs, x: &RowMatrix, fitted: &Fitted, seconds: f64) ->
         "k_max": k_max,
         "refine": args.refines(),
         "plain": args.plain,
-        "seeding": is_feature(args.algo).then(|| args.seeding.map_or(FeatureSeeding::default(), Seeding::library).name()),
+        "seeding": (args.algo.family() == Family::Features).then(|| args.seeding.map_or(FeatureSeeding::default(), Seeding::library).name()),
         "restarts": args.restarts(),
         "seed": args.seed,
         "threads": args.threads,

@@ -1,6 +1,7 @@
 //! Argument parsing and dispatch. Every failure prints one line, `madbayes: error: …`, on
 //! stderr and exits with status 2.
 
+mod algos;
 mod demo;
 mod experiment;
 mod fit;

@@ -15,7 +15,10 @@
 //! fitted from scratch with all its restarts — no warm start from the neighbouring
 //! penalty's solution, so every row is what `fit --penalty P` with the same options gives.
 
-use super::fit::{Algo, FitArgs, check_params, check_run_lengths, fit_checked, read_input};
+use super::algos::{ALGOS, Family};
+use super::fit::{
+    Algo, FitArgs, RunOptions, check_params, check_run_lengths, fit_checked, read_input,
+};
 use super::output::{Staging, check_out};
 use super::progress::RestartBar;
 use super::{CliError, check_threads, with_threads};
@@ -33,11 +36,8 @@ use std::time::Instant;
 pub struct PathArgs {
     /// Data, as for `fit`.
     pub input: PathBuf,
-    /// Image folders: convert every image to grey.
-    #[arg(long)]
-    pub grey: bool,
-    /// A penalty algorithm: dp-means, collapsed-dp-means, bp-means, collapsed-bp-means or
-    /// stepwise-k-features.
+    /// An algorithm with a penalty: dp-means, collapsed-dp-means, mahalanobis, bp-means,
+    /// collapsed-bp-means or stepwise-k-features.
     #[arg(long, value_enum)]
     pub algo: Algo,
     /// The penalties, comma-separated (sorted increasing before the runs). Give this or
@@ -50,36 +50,17 @@ pub struct PathArgs {
     /// Folder to write path.csv, path.json and path.png into.
     #[arg(long)]
     pub out: PathBuf,
-    /// Most clusters or features allowed.
-    #[arg(long)]
-    pub k: Option<usize>,
-    /// Independent runs per penalty; the lowest objective wins (default: as for `fit`).
-    #[arg(long)]
-    pub restarts: Option<usize>,
-    /// Seed of all randomness (the same for every penalty).
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-    /// Worker threads (0: one per core).
-    #[arg(long, default_value_t = 0)]
-    pub threads: usize,
-    /// Iteration cap of each run (default: as for `fit`).
-    #[arg(long)]
-    pub max_iter: Option<usize>,
-    /// As for `fit`.
-    #[arg(long)]
-    pub refine: bool,
-    /// As for `fit`: the paper's algorithms as published.
-    #[arg(long)]
-    pub plain: bool,
-    /// As for `fit` (feature family): `base` or `residual`.
-    #[arg(long, value_enum)]
-    pub seeding: Option<super::fit::Seeding>,
-    /// Fit on the top D' principal components (computed once for the whole path).
-    #[arg(long, value_name = "D'")]
-    pub pca: Option<usize>,
-    /// No progress lines.
-    #[arg(long)]
-    pub quiet: bool,
+    /// The options `path` shares with `fit` (every penalty is fitted as `fit` would).
+    #[command(flatten)]
+    pub run: RunOptions,
+}
+
+/// `args.k`, `args.seed`, … read the shared options.
+impl std::ops::Deref for PathArgs {
+    type Target = RunOptions;
+    fn deref(&self) -> &RunOptions {
+        &self.run
+    }
 }
 
 /// One grid point's result.
@@ -200,16 +181,16 @@ pub fn stable_ranges(ks: &[usize]) -> Vec<Stable> {
 }
 
 pub fn run(args: PathArgs) -> Result<(), CliError> {
-    if !matches!(
-        args.algo,
-        Algo::DpMeans
-            | Algo::CollapsedDpMeans
-            | Algo::BpMeans
-            | Algo::CollapsedBpMeans
-            | Algo::StepwiseKFeatures
-    ) {
+    let info = args.algo.info();
+    if !info.penalty || info.family == Family::Ibp {
+        let names: Vec<&str> = ALGOS
+            .iter()
+            .filter(|a| a.penalty && a.family != Family::Ibp)
+            .map(|a| a.name)
+            .collect();
         return Err(CliError(format!(
-            "path needs a penalty algorithm (dp-means, collapsed-dp-means, bp-means, collapsed-bp-means, stepwise-k-features), not {}",
+            "path needs an algorithm with a penalty ({}), not {}",
+            names.join(", "),
             args.algo.name()
         )));
     }
@@ -355,20 +336,13 @@ fn short(v: f64) -> String {
 fn fit_args(args: &PathArgs, penalty: f64) -> FitArgs {
     FitArgs {
         input: args.input.clone(),
-        grey: args.grey,
         algo: args.algo,
+        run: RunOptions {
+            quiet: true,
+            ..args.run.clone()
+        },
         out: args.out.clone(),
         penalty: Some(penalty),
-        k: args.k,
-        restarts: args.restarts,
-        seed: args.seed,
-        threads: args.threads,
-        max_iter: args.max_iter,
-        refine: args.refine,
-        plain: args.plain,
-        seeding: args.seeding,
-        reg: None,
-        pca: args.pca,
         holdout: None,
         iterations: None,
         alpha: None,
@@ -377,7 +351,11 @@ fn fit_args(args: &PathArgs, penalty: f64) -> FitArgs {
         window: None,
         resample: false,
         init: None,
-        quiet: true,
+        init_z: None,
+        chains: None,
+        draws: None,
+        split_merge: None,
+        block: None,
     }
 }
 

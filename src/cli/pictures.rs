@@ -122,10 +122,9 @@ pub fn trace_png(algo: &str, trace: &[f64]) -> Vec<u8> {
 
 /// Whether `algo` (a name of `fit --algo`) learns clusters rather than features.
 pub fn is_clustering(algo: &str) -> bool {
-    matches!(
-        algo,
-        "kmeans" | "dp-means" | "collapsed-dp-means" | "mahalanobis"
-    )
+    super::algos::ALGOS
+        .iter()
+        .any(|a| a.name == algo && a.family == super::algos::Family::Clustering)
 }
 
 /// Reads a CSV matrix written by `fit`, naming the file on failure.

@@ -25,4 +25,4 @@
 mod rows;
 mod sweep;
 
-pub(crate) use sweep::{bp_means_run, clean_columns};
+pub(crate) use sweep::{bp_means_run, clean_columns, clean_columns_mask_from_gram};

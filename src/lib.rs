@@ -16,6 +16,7 @@ pub mod error;
 pub mod eval;
 pub mod experiments;
 pub mod features;
+pub mod from_arrays;
 pub mod generate;
 pub mod ibp;
 pub mod io;
@@ -24,7 +25,10 @@ pub mod matrix;
 pub mod metrics;
 pub mod model;
 pub mod occ;
+#[cfg(test)]
+mod params_readback;
 pub mod pca;
+pub mod penalty;
 #[cfg(feature = "images")]
 pub mod plot;
 pub mod restarts;

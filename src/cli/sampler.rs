@@ -168,8 +168,8 @@ pub(super) fn check(args: &FitArgs) -> Result<SamplerChecked, CliError> {
         None => None,
     };
     let runs = ChainsArgs {
-        chains: args.chains.unwrap_or(4),
-        draws: args.draws.unwrap_or(100),
+        chains: args.chains.unwrap_or(madbayes::ibp::DEFAULT_CHAINS),
+        draws: args.draws.unwrap_or(madbayes::ibp::DEFAULT_DRAWS),
     };
     if runs.chains == 0 {
         return Err(CliError(

@@ -14,6 +14,6 @@ pub use dp_means::{CollapsedDpMeans, DpMeans, DpMeansParams, DpMeansValidParams,
 pub use kmeans::{KMeans, KMeansParams, KMeansValidParams};
 pub use mahalanobis::{
     Mahalanobis, MahalanobisClustering, MahalanobisParams, MahalanobisValidParams,
-    mahalanobis_objective, mahalanobis_profile_objective,
+    mahalanobis_distances_to, mahalanobis_objective, mahalanobis_profile_objective,
 };
-pub use model::{ClusterRun, Clustering};
+pub use model::{ClusterRun, Clustering, nearest_means, squared_distances};

@@ -69,32 +69,14 @@ impl Clustering {
     ///
     /// Fails when `x` does not have the model's number of columns or holds a non-finite value.
     pub fn predict(&self, x: &RowMatrix) -> Result<Vec<usize>, FitError> {
-        check_new_rows(x, self.run.means.n_cols())?;
-        if x.n_rows() == 0 {
-            return Ok(Vec::new());
-        }
-        // Far from the origin the GEMM distances cancel; translate data and means together.
-        let means = &self.run.means;
-        let nearest = match centred_on_means(x, means) {
-            Some((xc, mc)) => nearest_rows(&xc, &row_sq_norms(&xc), &mc, &row_sq_norms(&mc)),
-            None => nearest_rows(x, &row_sq_norms(x), means, &row_sq_norms(means)),
-        };
-        Ok(nearest.into_iter().map(|nr| nr.label).collect())
+        nearest_means(x, &self.run.means)
     }
 
     /// Squared distance of each row of `x` to each mean (`N × K`).
     ///
     /// Fails when `x` does not have the model's number of columns or holds a non-finite value.
     pub fn transform(&self, x: &RowMatrix) -> Result<RowMatrix, FitError> {
-        check_new_rows(x, self.run.means.n_cols())?;
-        let k = self.k();
-        let mut out = RowMatrix::zeros(x.n_rows(), k);
-        for n in 0..x.n_rows() {
-            for j in 0..k {
-                out.row_mut(n)[j] = sq_dist(x.row(n), self.run.means.row(j));
-            }
-        }
-        Ok(out)
+        squared_distances(x, &self.run.means)
     }
 }
 
@@ -132,4 +114,42 @@ impl Model for Clustering {
     fn predict_z(&self, x: &RowMatrix) -> Result<BinaryMatrix, FitError> {
         Ok(BinaryMatrix::one_hot(&self.predict(x)?, self.k()))
     }
+}
+
+/// The nearest of `means` (`K × D`) to each row of `x` (Euclidean; ties to the lowest index):
+/// what [`Clustering::predict`] does, for means kept elsewhere (e.g. a saved model's arrays).
+///
+/// Fails when `x` does not have D columns or holds a non-finite value.
+pub fn nearest_means(x: &RowMatrix, means: &RowMatrix) -> Result<Vec<usize>, FitError> {
+    check_new_rows(x, means.n_cols())?;
+    if means.n_rows() == 0 {
+        return Err(FitError::Shape(
+            "there are no means to choose from; give at least one".into(),
+        ));
+    }
+    if x.n_rows() == 0 {
+        return Ok(Vec::new());
+    }
+    // Far from the origin the GEMM distances cancel; translate data and means together.
+    let nearest = match centred_on_means(x, means) {
+        Some((xc, mc)) => nearest_rows(&xc, &row_sq_norms(&xc), &mc, &row_sq_norms(&mc)),
+        None => nearest_rows(x, &row_sq_norms(x), means, &row_sq_norms(means)),
+    };
+    Ok(nearest.into_iter().map(|nr| nr.label).collect())
+}
+
+/// Squared Euclidean distance of each row of `x` to each of `means` (`N × K`), as
+/// [`Clustering::transform`].
+///
+/// Fails when `x` does not have D columns or holds a non-finite value.
+pub fn squared_distances(x: &RowMatrix, means: &RowMatrix) -> Result<RowMatrix, FitError> {
+    check_new_rows(x, means.n_cols())?;
+    let k = means.n_rows();
+    let mut out = RowMatrix::zeros(x.n_rows(), k);
+    for n in 0..x.n_rows() {
+        for j in 0..k {
+            out.row_mut(n)[j] = sq_dist(x.row(n), means.row(j));
+        }
+    }
+    Ok(out)
 }

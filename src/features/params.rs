@@ -352,3 +352,31 @@ impl FeatureValidParams {
         }
     }
 }
+
+/// Read-back of the parameters, e.g. to show a builder's defaults.
+impl FeatureValidParams {
+    /// The penalty P (`None` for K-features).
+    pub fn penalty(&self) -> Option<f64> {
+        self.penalty
+    }
+    /// K (K-features) or the cap on K (the others), if any.
+    pub fn k(&self) -> Option<usize> {
+        self.k
+    }
+    /// Number of restarts.
+    pub fn restarts(&self) -> usize {
+        self.restarts
+    }
+    /// Iteration cap of each run.
+    pub fn max_iter(&self) -> usize {
+        self.max_iter
+    }
+    /// Seed of all randomness.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+    /// How each run is seeded.
+    pub fn seeding(&self) -> FeatureSeeding {
+        self.seeding
+    }
+}

@@ -30,6 +30,11 @@ use crate::features::BinaryMatrix;
 use crate::model::{Model, Stop};
 use rayon::prelude::*;
 
+/// Chains run by default (`madbayes fit --chains`, the Python `IBPSampler(n_chains=...)`).
+pub const DEFAULT_CHAINS: usize = 4;
+/// Retained draws kept per chain by default (`madbayes fit --draws`).
+pub const DEFAULT_DRAWS: usize = 100;
+
 /// One retained, thinned sweep of one chain.
 #[derive(Clone, Debug)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]

@@ -29,7 +29,9 @@ mod semi;
 pub mod split_merge;
 mod state;
 
-pub use chains::{AlignedFeatures, ChainDiagnostics, Draw, IbpPosterior};
+pub use chains::{
+    AlignedFeatures, ChainDiagnostics, DEFAULT_CHAINS, DEFAULT_DRAWS, Draw, IbpPosterior,
+};
 #[doc(hidden)]
 pub use common::BlockFault;
 pub use meibp::{
@@ -37,6 +39,7 @@ pub use meibp::{
 };
 pub use missing::{ColumnPosteriors, HiddenScore};
 pub use model::{APosterior, a_posterior, collapsed_log_lik, log_ibp_prior};
+pub(crate) use params::frequency_shift;
 pub use params::{
     IbpDefaults, IbpFit, IbpKind, IbpParams, IbpSampler, IbpStart, IbpTraceRecord, IbpValidParams,
     data_std,

@@ -807,6 +807,23 @@ fn impute(
     }
 }
 
+/// Read-back of the parameters, e.g. to show a builder's defaults (the hyperparameters'
+/// defaults are [`IbpDefaults`]).
+impl IbpValidParams {
+    /// Seed of all randomness.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+    /// Rows per window of the accelerated sampler, if given.
+    pub fn window(&self) -> Option<usize> {
+        self.window
+    }
+    /// Most new features per row and step.
+    pub fn k_new_max(&self) -> usize {
+        self.k_new_max
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -202,3 +202,27 @@ impl DpMeansValidParams {
 pub fn random_order(n: usize, rng: &mut ChaCha8Rng) -> Vec<usize> {
     random_permutation(n, rng)
 }
+
+/// Read-back of the parameters, e.g. to show a builder's defaults.
+impl DpMeansValidParams {
+    /// The cap on K, if any.
+    pub fn k_max(&self) -> Option<usize> {
+        self.k_max
+    }
+    /// Number of restarts.
+    pub fn restarts(&self) -> usize {
+        self.restarts
+    }
+    /// Sweep cap of each run.
+    pub fn max_iter(&self) -> usize {
+        self.max_iter
+    }
+    /// Seed of all randomness.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+    /// Whether runs are refined after they converge.
+    pub fn refine(&self) -> bool {
+        self.refine
+    }
+}

@@ -149,3 +149,19 @@ impl KMeansValidParams {
         }))
     }
 }
+
+/// Read-back of the parameters, e.g. to show a builder's defaults.
+impl KMeansValidParams {
+    /// Number of restarts.
+    pub fn restarts(&self) -> usize {
+        self.restarts
+    }
+    /// Iteration cap of each run.
+    pub fn max_iter(&self) -> usize {
+        self.max_iter
+    }
+    /// Seed of all randomness.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+}

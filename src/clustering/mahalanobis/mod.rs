@@ -87,7 +87,7 @@ mod objective;
 mod params;
 mod run;
 
-pub use model::{MahalanobisClustering, MahalanobisRun};
+pub use model::{MahalanobisClustering, MahalanobisRun, mahalanobis_distances_to};
 pub use objective::{
     mahalanobis_objective, mahalanobis_phi, mahalanobis_profile_objective, optimal_covariances,
     scatter_matrices,

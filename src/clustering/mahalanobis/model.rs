@@ -194,3 +194,40 @@ impl Model for MahalanobisClustering {
         Ok(BinaryMatrix::one_hot(&self.predict(x)?, self.k()))
     }
 }
+
+/// Squared Mahalanobis distance (x − a_k)ᵀ Σ_k⁻¹ (x − a_k) of each row of `x` to each cluster
+/// (`N × K`), from the means (`K × D`) and covariances (K matrices `D × D`) alone: what
+/// [`MahalanobisClustering::transform`] does, for a model kept as arrays.
+///
+/// Fails when the shapes disagree, a covariance is not positive definite, or `x` does not
+/// have D columns or holds a non-finite value.
+pub fn mahalanobis_distances_to(
+    x: &RowMatrix,
+    means: &RowMatrix,
+    covariances: &[RowMatrix],
+) -> Result<RowMatrix, FitError> {
+    let (k, d) = (means.n_rows(), means.n_cols());
+    if covariances.len() != k
+        || covariances
+            .iter()
+            .any(|c| (c.n_rows(), c.n_cols()) != (d, d))
+    {
+        return Err(FitError::Shape(format!(
+            "{k} means of {d} columns need {k} covariances of {d} × {d}; got {}",
+            covariances.len()
+        )));
+    }
+    check_new_rows(x, d)?;
+    let chols = covariances
+        .iter()
+        .map(|s| Cholesky::factor(s.as_slice(), d))
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| {
+            FitError::Degenerate(
+                "a covariance is not positive definite; give symmetric positive definite matrices"
+                    .into(),
+            )
+        })?;
+    let dist = mahalanobis_distances(x, means, &chols);
+    Ok(RowMatrix::new(x.n_rows(), k, dist))
+}

@@ -196,3 +196,19 @@ impl MahalanobisValidParams {
         })
     }
 }
+
+/// Read-back of the parameters, e.g. to show a builder's defaults.
+impl MahalanobisValidParams {
+    /// Number of restarts.
+    pub fn restarts(&self) -> usize {
+        self.restarts
+    }
+    /// Iteration cap of each run.
+    pub fn max_iter(&self) -> usize {
+        self.max_iter
+    }
+    /// Seed of all randomness.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+}

@@ -361,3 +361,27 @@ impl MeibpValidParams {
         })
     }
 }
+
+/// Read-back of the parameters, e.g. to show a builder's defaults.
+impl MeibpValidParams {
+    /// The most features K.
+    pub fn k_max(&self) -> usize {
+        self.0.k_max
+    }
+    /// σ_X if given (`None`: 0.75 × the data's standard deviation).
+    pub fn sigma_x(&self) -> Option<f64> {
+        self.0.sigma_x
+    }
+    /// σ_A if given (`None`: 0.75 × the data's standard deviation).
+    pub fn sigma_a(&self) -> Option<f64> {
+        self.0.sigma_a
+    }
+    /// Iteration cap.
+    pub fn max_iter(&self) -> usize {
+        self.0.max_iter
+    }
+    /// Seed of the initial Z.
+    pub fn seed(&self) -> u64 {
+        self.0.seed
+    }
+}

@@ -30,8 +30,6 @@ use crate::features::lstsq::{NormalSums, solve_normal};
 use crate::features::model::FeatureRun;
 use crate::features::objective::row_residual;
 use crate::linalg::dot;
-use crate::model::Fit;
-use crate::restarts::Observer;
 use crate::{MatrixView, RowMatrix};
 use rayon::prelude::*;
 use std::ops::Range;
@@ -239,21 +237,6 @@ impl OccBpMeans {
     /// mean of X, held by every row.
     pub fn params(penalty: f64) -> OccParams<OccBpMeans> {
         OccParams::new(penalty)
-    }
-}
-
-impl Fit for OccBpMeansValidParams {
-    type Model = FeatureModel;
-
-    fn fit_observed(
-        &self,
-        x: &RowMatrix,
-        observer: &dyn Observer,
-    ) -> Result<FeatureModel, FitError> {
-        observer.start(1);
-        let fit = self.fit_traced(x.view())?;
-        observer.run_finished();
-        Ok(fit.model)
     }
 }
 

@@ -18,8 +18,7 @@ use crate::clustering::Clustering;
 use crate::clustering::model::ClusterRun;
 use crate::error::{FitError, check_data};
 use crate::linalg::{axpy, sq_dist};
-use crate::model::Fit;
-use crate::restarts::{Best, Observer};
+use crate::restarts::Best;
 use crate::{MatrixView, RowMatrix};
 use rayon::prelude::*;
 use std::ops::Range;
@@ -187,17 +186,6 @@ impl OccDpMeans {
     /// OCC DP-means with penalty P (defaults in [`OccParams`]).
     pub fn params(penalty: f64) -> OccParams<OccDpMeans> {
         OccParams::new(penalty)
-    }
-}
-
-impl Fit for OccDpMeansValidParams {
-    type Model = Clustering;
-
-    fn fit_observed(&self, x: &RowMatrix, observer: &dyn Observer) -> Result<Clustering, FitError> {
-        observer.start(1);
-        let fit = self.fit_traced(x.view())?;
-        observer.run_finished();
-        Ok(fit.model)
     }
 }
 

@@ -23,8 +23,7 @@ use super::{OccFit, OccTrace};
 use crate::clustering::Clustering;
 use crate::clustering::model::ClusterRun;
 use crate::error::{FitError, check_data};
-use crate::model::Fit;
-use crate::restarts::{Best, Observer};
+use crate::restarts::Best;
 use crate::{MatrixView, RowMatrix};
 use rayon::prelude::*;
 
@@ -142,17 +141,6 @@ impl OccOfl {
     /// adds a seed and is one pass).
     pub fn params(penalty: f64) -> OccParams<OccOfl> {
         OccParams::new(penalty)
-    }
-}
-
-impl Fit for OccOflValidParams {
-    type Model = Clustering;
-
-    fn fit_observed(&self, x: &RowMatrix, observer: &dyn Observer) -> Result<Clustering, FitError> {
-        observer.start(1);
-        let fit = self.fit_traced(x.view())?;
-        observer.run_finished();
-        Ok(fit.model)
     }
 }
 

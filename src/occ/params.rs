@@ -2,8 +2,13 @@
 //! simulated workers, or the chunks of a distributed array), the epoch size b, a cap on K and
 //! the iteration cap. `OccDpMeans::params(P)` and `OccBpMeans::params(P)` start the builder.
 
-use super::{OccBpMeans, OccDpMeans, OccOfl, check_blocks, even_blocks};
+use super::{OccBpMeans, OccDpMeans, OccFit, OccOfl, check_blocks, even_blocks};
+use crate::clustering::Clustering;
 use crate::error::{FitError, ParamError, check_penalty};
+use crate::features::FeatureModel;
+use crate::model::{Fit, Model};
+use crate::restarts::Observer;
+use crate::{MatrixView, RowMatrix};
 use std::marker::PhantomData;
 use std::ops::Range;
 
@@ -17,26 +22,54 @@ pub(super) enum Blocks {
 }
 
 /// What the parameters need to know of the algorithm they serve.
-pub trait OccAlgo {
+pub trait OccAlgo: Sized {
     /// The name, as errors spell it.
     const NAME: &'static str;
     /// Whether it iterates (OFL is one pass: `max_iter` does not apply).
     const ITERATES: bool;
+    /// The fitted model.
+    type Model: Model;
+    /// The run ([`OccValidParams::fit_traced`] of each algorithm).
+    fn run(p: &OccValidParams<Self>, x: MatrixView<'_>) -> Result<OccFit<Self::Model>, FitError>;
+}
+
+/// Every OCC runner fits through the common contract: one unit of progress, the model.
+impl<A: OccAlgo> Fit for OccValidParams<A> {
+    type Model = A::Model;
+
+    fn fit_observed(&self, x: &RowMatrix, observer: &dyn Observer) -> Result<A::Model, FitError> {
+        observer.start(1);
+        let fit = A::run(self, x.view())?;
+        observer.run_finished();
+        Ok(fit.model)
+    }
 }
 
 impl OccAlgo for OccDpMeans {
     const NAME: &'static str = "occ-dp-means";
     const ITERATES: bool = true;
+    type Model = Clustering;
+    fn run(p: &OccValidParams<Self>, x: MatrixView<'_>) -> Result<OccFit<Clustering>, FitError> {
+        p.fit_traced(x)
+    }
 }
 
 impl OccAlgo for OccBpMeans {
     const NAME: &'static str = "occ-bp-means";
     const ITERATES: bool = true;
+    type Model = FeatureModel;
+    fn run(p: &OccValidParams<Self>, x: MatrixView<'_>) -> Result<OccFit<FeatureModel>, FitError> {
+        p.fit_traced(x)
+    }
 }
 
 impl OccAlgo for OccOfl {
     const NAME: &'static str = "occ-ofl";
     const ITERATES: bool = false;
+    type Model = Clustering;
+    fn run(p: &OccValidParams<Self>, x: MatrixView<'_>) -> Result<OccFit<Clustering>, FitError> {
+        p.fit_traced(x)
+    }
 }
 
 /// Unchecked OCC parameters (a builder) for the algorithm `A` ([`OccDpMeans`],

@@ -498,3 +498,24 @@ fn ofl_draws_depend_on_the_seed_and_row_only_and_look_uniform() {
     assert_eq!(fit(1e-12), 300);
     assert!(fit(1e9) <= 2);
 }
+
+/// The three runners fit through the common contract and give what `fit_traced` gives.
+#[test]
+fn the_runners_fit_through_the_contract() {
+    use crate::model::Fit;
+    let x = data(200, 2, 4, false);
+    let dp = OccDpMeans::params(2.0).blocks(3).check().unwrap();
+    assert_eq!(
+        dp.fit(&x).unwrap().labels(),
+        dp.fit_traced(x.view()).unwrap().model.labels()
+    );
+    let bp = OccBpMeans::params(2.0).blocks(3).check().unwrap();
+    assert_eq!(
+        bp.fit(&x).unwrap().z(),
+        bp.fit_traced(x.view()).unwrap().model.z()
+    );
+    let ofl = OccOfl::params(2.0).blocks(3).seed(5).check().unwrap();
+    let m = ofl.fit(&x).unwrap();
+    assert_eq!(m.labels(), ofl.fit_traced(x.view()).unwrap().model.labels());
+    assert_eq!((m.n_iter(), m.trace().len()), (1, 1));
+}

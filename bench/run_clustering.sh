@@ -2,7 +2,7 @@
 # Clustering benchmarks of madbayes; results are appended to bench/out/<section>.log.
 #
 #   bash bench/setup.sh                      # once: bench/.venv with scikit-learn
-#   bash bench/run_clustering.sh [section]   # section: lloyd | dp | scaling | memory | all
+#   bash bench/run_clustering.sh [section]   # section: lloyd | seed | dp | scaling | memory | all
 #
 # Every section prints `uptime` before and after itself: re-run when the load average is
 # above ~1.5 (the machine has 2 cores), the timings are not trustworthy then.
@@ -25,6 +25,17 @@ run_lloyd() {
         "$root/bench/compare_lloyd.py" --binary "$bin" --out "$out" \
         --sizes 20000x50x100,200000x50x100 --threads 1,2 --max-iter 20 --reps 3 --rounds 2
     stamp "lloyd: end"
+}
+
+# 1b. Greedy k-means++ seeding alone, madbayes vs scikit-learn's kmeans_plusplus (same data,
+#     same rule, 2 + ⌊ln K⌋ candidates; different random streams, so potentials are compared
+#     as distributions over seeds).
+run_seed() {
+    stamp "seed: start"
+    OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 "$root/bench/.venv/bin/python" \
+        "$root/bench/compare_seeding.py" --binary "$bin" --out "$out" \
+        --sizes 200000x50x100 --threads 1,2 --reps 1 --rounds 3 --seeds 2
+    stamp "seed: end"
 }
 
 # 2. DP-means vs K-means at the K DP-means finds: separated blobs (100 true centers, DP-means
@@ -63,14 +74,16 @@ run_memory() {
 
 case "$section" in
     lloyd) run_lloyd 2>&1 | tee -a "$out/lloyd.log" ;;
+    seed) run_seed 2>&1 | tee -a "$out/seed.log" ;;
     dp) run_dp 2>&1 | tee -a "$out/dp.log" ;;
     scaling) run_scaling 2>&1 | tee -a "$out/scaling.log" ;;
     memory) run_memory 2>&1 | tee -a "$out/memory.log" ;;
     all)
         run_lloyd 2>&1 | tee -a "$out/lloyd.log"
+        run_seed 2>&1 | tee -a "$out/seed.log"
         run_dp 2>&1 | tee -a "$out/dp.log"
         run_scaling 2>&1 | tee -a "$out/scaling.log"
         run_memory 2>&1 | tee -a "$out/memory.log"
         ;;
-    *) echo "unknown section $section (lloyd | dp | scaling | memory | all)" >&2; exit 2 ;;
+    *) echo "unknown section $section (lloyd | seed | dp | scaling | memory | all)" >&2; exit 2 ;;
 esac

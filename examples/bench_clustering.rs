@@ -10,6 +10,14 @@
 //! dp-vs-km --n N --d D --k-true K --std S --penalty P --threads T --reps R [--seed S]
 //!          DP-means (one restart) on blobs generated here, then K-means with the K that
 //!          DP-means found, from K random rows; best of R fits each.
+//! seed     --x FILE --n N --d D --k K --threads T --reps R [--seed S] [--seeds M]
+//!          Greedy k-means++ seeding alone (row norms included) on data read as for
+//!          `lloyd`; M seeds (default 1) from `--seed` on, R timed fits of each; the
+//!          potential Σ_n min_j ‖x_n − c_j‖² of every seed.
+//! dp       --x FILE --n N --d D --penalty P --threads T --restarts R [--plain B] [--seed S]
+//!          One DP-means fit of R restarts (the defaults, or the paper's algorithm with
+//!          `--plain true`) on data read as for `lloyd`; wall and CPU time, K, the objective
+//!          Σ‖x − μ‖² + P·K and the sweeps of the best run.
 //! memory   --algo kmeans|dpmeans --n N --d D --k K --std S --penalty P --max-iter M
 //!          Blobs generated here, one fit, then peak RSS (VmHWM) against the data's size.
 //! ```
@@ -21,7 +29,9 @@ mod support;
 
 use madbayes::Model;
 use madbayes::RowMatrix;
+use madbayes::clustering::kmeans::kmeans_plus_plus;
 use madbayes::clustering::{Clustering, DpMeans, KMeans};
+use madbayes::linalg::{nearest_rows, row_sq_norms};
 use madbayes::restarts::run_rng;
 use rand::RngExt;
 use std::time::Instant;
@@ -120,6 +130,75 @@ fn cmd_lloyd(a: &Args) -> Res<()> {
         t.fit.objective(),
         fmt_times(&t.wall),
         fmt_times(&t.cpu)
+    );
+    Ok(())
+}
+
+fn cmd_seed(a: &Args) -> Res<()> {
+    let (n, d, k): (usize, usize, usize) = (a.get("n")?, a.get("d")?, a.get("k")?);
+    let (threads, reps, seed, seeds): (usize, usize, u64, u64) = (
+        a.get("threads")?,
+        a.get("reps")?,
+        a.get_or("seed", 0)?,
+        a.get_or("seeds", 1)?,
+    );
+    let x = read_f64(a.str("x")?, n, d)?;
+    let pool = pool(threads)?;
+    for s in seed..seed + seeds {
+        let (mut wall, mut cpu, mut centers) = (Vec::new(), Vec::new(), None);
+        for _ in 0..reps.max(1) {
+            let c0 = cpu_seconds();
+            let t = Instant::now();
+            let c = pool.install(|| {
+                let norms = row_sq_norms(&x);
+                kmeans_plus_plus(&x, &norms, k, &mut run_rng(s, 0))
+            });
+            wall.push(t.elapsed().as_secs_f64());
+            cpu.push(cpu_seconds() - c0);
+            centers = Some(c);
+        }
+        let c = centers.expect("at least one rep");
+        let potential: f64 = pool.install(|| {
+            nearest_rows(&x, &row_sq_norms(&x), &c, &row_sq_norms(&c))
+                .iter()
+                .map(|nr| nr.dist)
+                .sum()
+        });
+        let best = |v: &[f64]| v.iter().cloned().fold(f64::INFINITY, f64::min);
+        println!(
+            "{{\"cmd\":\"seed\",\"n\":{n},\"d\":{d},\"k\":{k},\"threads\":{threads},\"seed\":{s},\"best_s\":{:.6},\"best_cpu_s\":{:.6},\"potential\":{potential:.17e},\"times\":{},\"cpu_times\":{}}}",
+            best(&wall),
+            best(&cpu),
+            fmt_times(&wall),
+            fmt_times(&cpu)
+        );
+    }
+    Ok(())
+}
+
+fn cmd_dp(a: &Args) -> Res<()> {
+    let (n, d): (usize, usize) = (a.get("n")?, a.get("d")?);
+    let penalty: f64 = a.get("penalty")?;
+    let (threads, restarts, seed): (usize, usize, u64) =
+        (a.get("threads")?, a.get("restarts")?, a.get_or("seed", 0)?);
+    let plain: bool = a.get_or("plain", false)?;
+    let x = read_f64(a.str("x")?, n, d)?;
+    let mut p = DpMeans::params(penalty).restarts(restarts).seed(seed);
+    if plain {
+        p = p.plain();
+    }
+    let p = p.check()?;
+    let pool = pool(threads)?;
+    let c0 = cpu_seconds();
+    let t = Instant::now();
+    let fit = pool.install(|| p.fit(&x))?;
+    let wall = t.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - c0;
+    println!(
+        "{{\"cmd\":\"dp\",\"n\":{n},\"d\":{d},\"penalty\":{penalty},\"restarts\":{restarts},\"plain\":{plain},\"threads\":{threads},\"wall_s\":{wall:.4},\"cpu_s\":{cpu:.4},\"k\":{},\"objective\":{:.10e},\"n_iter\":{}}}",
+        fit.k(),
+        fit.objective(),
+        fit.n_iter()
     );
     Ok(())
 }
@@ -230,11 +309,15 @@ fn cmd_memory(a: &Args) -> Res<()> {
 fn main() -> Res<()> {
     let raw: Vec<String> = std::env::args().skip(1).collect();
     let Some((cmd, rest)) = raw.split_first() else {
-        return Err("usage: bench_clustering <lloyd|dp-vs-km|memory> [--key value]...".into());
+        return Err(
+            "usage: bench_clustering <lloyd|seed|dp|dp-vs-km|memory> [--key value]...".into(),
+        );
     };
     let args = Args::parse(rest)?;
     match cmd.as_str() {
         "lloyd" => cmd_lloyd(&args),
+        "seed" => cmd_seed(&args),
+        "dp" => cmd_dp(&args),
         "dp-vs-km" => cmd_dp_vs_km(&args),
         "memory" => cmd_memory(&args),
         other => Err(format!("unknown command {other}").into()),

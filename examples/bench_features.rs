@@ -131,7 +131,10 @@ fn cmd_sweep_vs_gemm(a: &Args) -> Res<()> {
         (a.get("iters")?, a.get("threads")?, a.get("reps")?);
     let x = meibp_synthetic(n, d, k, prob, sigma, a.get_or("seed", 7)?);
     let fit = |m: usize| -> Res<FeatureModel> {
+        // The paper's algorithm: with the defaults' refinement, `max_iter` would also bound
+        // refinement rounds and the difference of the two fits would not be sweeps.
         Ok(BpMeans::params(penalty)
+            .plain()
             .k(Some(k))
             .restarts(1)
             .max_iter(m)

@@ -53,32 +53,23 @@ fn feature_parameters_read_back() {
         .unwrap();
     assert_eq!((p.penalty(), p.k()), (Some(1.5), Some(6)));
     assert_eq!(
-        (p.restarts(), p.max_iter(), p.seed(), p.refine()),
+        (p.restarts(), p.max_iter(), p.seed(), p.refines()),
         (3, 14, 15, true)
     );
     assert_eq!(p.seeding(), FeatureSeeding::Residual);
-    let k = KFeatures::params(2).check().unwrap();
-    assert_eq!((k.penalty(), k.k(), k.refine()), (None, Some(2), true));
+    let k = KFeatures::params(2).plain().check().unwrap();
+    assert_eq!((k.penalty(), k.k(), k.refines()), (None, Some(2), false));
 }
 
 #[test]
 fn ibp_parameters_read_back() {
     let p = IbpSampler::params(IbpKind::Accelerated)
-        .alpha(1.5)
-        .sigma_x(0.3)
         .window(4)
         .k_new_max(2)
         .seed(16)
-        .resample_alpha(true)
-        .start_from_prior(true)
         .check()
         .unwrap();
-    assert_eq!(
-        (p.alpha(), p.sigma_x(), p.sigma_a()),
-        (1.5, Some(0.3), None)
-    );
     assert_eq!((p.window(), p.k_new_max(), p.seed()), (Some(4), 2, 16));
-    assert!(p.resamples_alpha() && !p.resamples_sigmas() && p.starts_from_prior());
     let e = Meibp::params(9)
         .sigma_a(0.7)
         .max_iter(17)

@@ -292,3 +292,42 @@ fn samplers_can_start_from_bp_means() {
     assert!((1..=8).contains(&k0), "BP-means K {k0}");
     assert!(s["init"]["objective"].as_f64().unwrap() > 0.0);
 }
+
+/// `madbayes fit --algo meibp` caps its iterations where the library does
+/// (`Meibp::DEFAULT_MAX_ITER`, 100), not at the feature family's 300; `--max-iter` and
+/// `--iterations` still set the cap.
+#[test]
+fn meibp_caps_its_iterations_where_the_library_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let x = blocks(tmp.path());
+    assert_eq!(madbayes::ibp::Meibp::DEFAULT_MAX_ITER, 100);
+    for (extra, want) in [
+        (vec![], madbayes::ibp::Meibp::DEFAULT_MAX_ITER),
+        (vec!["--max-iter", "7"], 7),
+        (vec!["--iterations", "9"], 9),
+    ] {
+        let out = tmp.path().join(format!("meibp{}", extra.len()));
+        let mut args = vec![
+            "fit",
+            p(&x),
+            "--algo",
+            "meibp",
+            "--k",
+            "4",
+            "--quiet",
+            "--out",
+            p(&out),
+        ];
+        args.extend(extra.iter());
+        let o = madbayes(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let s = summary(&out);
+        if extra.first() != Some(&"--iterations") {
+            assert_eq!(s["max_iter"].as_u64().unwrap() as usize, want, "{extra:?}");
+        }
+        assert!(
+            s["iterations"].as_u64().unwrap() as usize <= want,
+            "{extra:?}"
+        );
+    }
+}

@@ -1,14 +1,16 @@
 //! The samplers on block images in the setting of D-V&G §5 (D = 36, the four 6×6 binary
 //! shapes, Z_nk ~ Bernoulli(1/3), σ_X = 0.2), generated: N = 200 rows to keep the test fast.
 //!
-//! The chain starts from Z = 0 with σ_X = 0.5 (well above the noise), σ_A = 1, α = 2, and
-//! resamples the hyperparameters every sweep; after 200 sweeps σ_X must have settled within
-//! 0.02 of the noise level of the generated data (the s.d. of X − Z A with the true Z and A)
-//! and each true shape must be matched by its own feature whose posterior mean lies within
-//! 0.15 of it in every pixel. Extra features are allowed: from some seeds the
-//! chain keeps one or two extra features (a shape split in two, or a correction feature) —
-//! a local mode one-site Gibbs moves leave slowly. With σ_X fixed at 0.2 from the start
-//! the chain freezes early in such modes far more often (2 of 3 seeds tried missed a shape).
+//! Defaults only, as `madbayes fit` runs them: four chains (`fit_chains`, streams 0–3 of
+//! seed 1) from Z = 0, α, σ_X, σ_A resampled from their default starts (σ_X at the data's sd),
+//! 10 split–merge attempts per sweep and the 3-feature block update, 200 sweeps. The chain of
+//! highest final log joint (the one `fit` writes out) must have σ_X within 0.02 of the noise
+//! level of the generated data (the s.d. of X − Z A with the true Z and A) and each true
+//! shape matched by its own feature whose posterior mean lies within 0.15 of it in every
+//! pixel. Extra features are allowed. Single chains do not all get there: over data seeds
+//! 1–5 and chain seeds 1–3, 14, 11 and 14 of 15 single chains of the collapsed,
+//! semi-collapsed and accelerated samplers did (the others keep a shape merged with another
+//! or split), and in every case the chain of highest log joint was one that did.
 
 #[path = "features_common/mod.rs"]
 mod common;
@@ -17,76 +19,82 @@ use common::{dvg_block_images, noise_sd};
 use madbayes::Model;
 use madbayes::ibp::{IbpKind, IbpSampler};
 
-/// The seed of the generated data (the chains' seeds are separate). Both tests also pass on
-/// data seeds 2–5 (checked when the tests moved from the shared copy to generated data).
+/// The seed of the generated data (the chains' seeds are separate). The tests also pass on
+/// data seeds 2–5 (checked when they moved to the defaults).
 const DATA_SEED: u64 = 1;
 
 #[test]
 fn accelerated_sampler_recovers_the_four_block_shapes() {
-    recovers(IbpKind::Accelerated, &[1, 2, 3], 8);
+    recovers(IbpKind::Accelerated, 8);
 }
 
 #[test]
-fn collapsed_and_semi_collapsed_samplers_recover_the_four_block_shapes() {
-    recovers(IbpKind::Collapsed, &[1], 8);
-    // With A instantiated, features the data do not need die slowly: after 200 sweeps the
-    // semi-collapsed chain from seed 1 carries 12 features, 8 beside the four shapes.
-    recovers(IbpKind::SemiCollapsed, &[1], 16);
+fn collapsed_sampler_recovers_the_four_block_shapes() {
+    recovers(IbpKind::Collapsed, 8);
 }
 
-/// Runs `kind` from each seed and checks the recovery described in the module docs, with at
-/// most `max_k` features in all.
-fn recovers(kind: IbpKind, seeds: &[u64], max_k: usize) {
+/// With A instantiated, features the data do not need die slowly: the semi-collapsed chains
+/// carry up to 13 features after 200 sweeps.
+#[test]
+fn semi_collapsed_sampler_recovers_the_four_block_shapes() {
+    recovers(IbpKind::SemiCollapsed, 16);
+}
+
+/// Runs four chains of `kind` with the defaults and checks the recovery described in the
+/// module docs on the chain of highest log joint, with at most `max_k` features.
+fn recovers(kind: IbpKind, max_k: usize) {
     let data = dvg_block_images(200, DATA_SEED);
     let (x, truth, noise) = (&data.x, &data.a, noise_sd(&data));
-    for &seed in seeds {
-        let fit = IbpSampler::params(kind)
-            .sigma_x(0.5)
-            .sigma_a(1.0)
-            .alpha(2.0)
-            .resample_hyper(true)
-            .iterations(200)
-            .seed(seed)
-            .check()
-            .unwrap()
-            .fit(x)
-            .unwrap();
-        let a = fit.means();
-        let err = |k: usize, t: usize| -> f64 {
-            a.row(k)
-                .iter()
-                .zip(truth.row(t))
-                .map(|(p, q)| (p - q).abs())
-                .fold(0.0, f64::max)
-        };
-        let mut used = vec![false; fit.k()];
-        let mut worst: f64 = 0.0;
-        for t in 0..4 {
-            let best = (0..fit.k())
-                .filter(|&k| !used[k])
-                .min_by(|&p, &q| err(p, t).total_cmp(&err(q, t)))
-                .expect("a feature left to match");
-            used[best] = true;
-            worst = worst.max(err(best, t));
-        }
+    let post = IbpSampler::params(kind)
+        .iterations(200)
+        .seed(1)
+        .check()
+        .unwrap()
+        .fit_chains(x, 4, 10)
+        .unwrap();
+    for (c, fit) in post.chains().iter().enumerate() {
         println!(
-            "{kind:?} seed {seed}: K = {}, σ_X = {:.4}, σ_A = {:.3}, α = {:.2}, \
-             worst pixel error of the matched features {worst:.3}, log joint {:.1}",
+            "{kind:?} chain {c}: K = {}, σ_X = {:.4}, log joint {:.1}, worst pixel error {:.3}",
             fit.k(),
             fit.sigma_x(),
-            fit.sigma_a(),
-            fit.alpha(),
-            fit.records().last().unwrap().log_joint
+            fit.log_joint(),
+            worst_match(fit.means(), truth)
         );
-        assert!(
-            worst < 0.15,
-            "seed {seed}: a shape is not recovered ({worst})"
-        );
-        assert!(
-            (fit.sigma_x() - noise).abs() < 0.02,
-            "seed {seed}: σ_X = {}, noise s.d. {noise}",
-            fit.sigma_x()
-        );
-        assert!(fit.k() <= max_k, "{kind:?} seed {seed}: K = {}", fit.k());
     }
+    let fit = &post.chains()[post.best_chain()];
+    let worst = worst_match(fit.means(), truth);
+    assert!(worst < 0.15, "{kind:?}: a shape is not recovered ({worst})");
+    assert!(
+        (fit.sigma_x() - noise).abs() < 0.02,
+        "{kind:?}: σ_X = {}, noise s.d. {noise}",
+        fit.sigma_x()
+    );
+    assert!(fit.k() <= max_k, "{kind:?}: K = {}", fit.k());
+}
+
+/// The largest pixel error of the true shapes, each matched greedily to its own learned
+/// feature (∞ if there are fewer than four).
+fn worst_match(a: &madbayes::RowMatrix, truth: &madbayes::RowMatrix) -> f64 {
+    let err = |k: usize, t: usize| -> f64 {
+        a.row(k)
+            .iter()
+            .zip(truth.row(t))
+            .map(|(p, q)| (p - q).abs())
+            .fold(0.0, f64::max)
+    };
+    let mut used = vec![false; a.n_rows()];
+    let mut worst: f64 = 0.0;
+    for t in 0..4 {
+        match (0..a.n_rows())
+            .filter(|&k| !used[k])
+            .min_by(|&p, &q| err(p, t).total_cmp(&err(q, t)))
+        {
+            Some(best) => {
+                used[best] = true;
+                worst = worst.max(err(best, t));
+            }
+            None => return f64::INFINITY,
+        }
+    }
+    worst
 }

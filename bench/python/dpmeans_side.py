@@ -14,7 +14,9 @@ def main():
     if side == "madbayes":
         import madbayes
 
-        est = madbayes.DPMeans(penalty=penalty, n_init=1, random_state=0)
+        # plain=True: the paper's DP-means, the algorithm pdc-dp-means implements (the
+        # library's default adds a refinement that pdc-dp-means has no counterpart of).
+        est = madbayes.DPMeans(penalty=penalty, n_init=1, plain=True, random_state=0)
     else:
         from pdc_dp_means import DPMeans
 

@@ -8,7 +8,7 @@ pdc-dp-means pins scikit-learn < 1.3 (and so NumPy < 2), so it runs in a venv of
     .venv-test/bin/python bench/python/dpmeans_vs_pdc.py [--reps 3]
 
 The two sides run alternately as subprocesses on the same saved data, one run each
-(n_init = 1, seed 0), with the same penalty (pdc's `delta`, compared with squared distances
+(n_init = 1, seed 0; madbayes with plain=True, the paper's DP-means), with the same penalty (pdc's `delta`, compared with squared distances
 as madbayes' penalty). Both start from one cluster; both use every core.
 """
 
@@ -56,7 +56,13 @@ def main():
             )
             runs.append(json.loads(r.stdout.strip().splitlines()[-1]))
             print(json.dumps(runs[-1]), flush=True)
-    summary = {"n": a.n, "d": a.d, "clusters": a.clusters, "penalty": penalty, "cpus": os.cpu_count()}
+    summary = {
+        "n": a.n,
+        "d": a.d,
+        "clusters": a.clusters,
+        "penalty": penalty,
+        "cpus": os.cpu_count(),
+    }
     for side in sides:
         rs = [r for r in runs if r["side"] == side]
         summary[side] = {

@@ -10,8 +10,9 @@ replace `NP.int`/`NP.float` by `int`/`float` and `== None`/`!= None` on initZV a
 
 Data: the four 6 x 6 shapes of Griffiths & Ghahramani, each row holding each with probability
 1/2, noise sigma_X = 0.5, N = 100 (their setting), centred as PyIBP's example does. Both
-samplers run with alpha = 1, sigma_X = 0.5, sigma_A = 1 fixed, from a draw of the IBP prior,
-alternately, `--reps` chains each; per sweep = the chain's sampling time / sweeps.
+samplers run one plain chain (madbayes: plain=True, n_chains=1, one thread) with alpha = 1,
+sigma_X = 0.5, sigma_A = 1 fixed, from a draw of the IBP prior, alternately, `--reps` chains
+each; per sweep = the chain's sampling time / sweeps.
 """
 
 import argparse
@@ -49,25 +50,43 @@ def main():
     X = X - X.mean(axis=0)
     runs = []
     for rep in range(a.reps):
+        # One plain chain (no split-merge or block moves, hyperparameters fixed at the
+        # values given), PyIBP's sampler.
         est = madbayes.IBPSampler(
-            method="accelerated", alpha=1.0, sigma_x=0.5, sigma_a=1.0, n_sweeps=a.sweeps,
-            init="prior", random_state=rep,
+            method="accelerated",
+            n_chains=1,
+            plain=True,
+            alpha=1.0,
+            sigma_x=0.5,
+            sigma_a=1.0,
+            n_sweeps=a.sweeps,
+            init="prior",
+            random_state=rep,
+            n_jobs=1,
         ).fit(X)
-        runs.append({
-            "side": "madbayes", "per_sweep_ms": est.seconds_trace_[-1] / a.sweeps * 1e3,
-            "k": int(est.n_features_), "log_joint": float(est.log_joint_trace_[-1]),
-        })
+        runs.append(
+            {
+                "side": "madbayes",
+                "per_sweep_ms": est.seconds_trace_[-1] / a.sweeps * 1e3,
+                "k": int(est.n_features_),
+                "log_joint": float(est.log_joint_trace_[-1]),
+            }
+        )
         np.random.seed(rep)
         f = PyIBP(X, 1.0, 0.5, 1.0)
         t = time.perf_counter()
         for _ in range(a.sweeps):
             f.fullSample()
         sec = time.perf_counter() - t
-        runs.append({
-            "side": "PyIBP", "per_sweep_ms": sec / a.sweeps * 1e3, "k": int(f.K),
-            # PyIBP's own log P(X, Z) (its logLike), at the same fixed hyperparameters
-            "log_joint": float(f.logLike()),
-        })
+        runs.append(
+            {
+                "side": "PyIBP",
+                "per_sweep_ms": sec / a.sweeps * 1e3,
+                "k": int(f.K),
+                # PyIBP's own log P(X, Z) (its logLike), at the same fixed hyperparameters
+                "log_joint": float(f.logLike()),
+            }
+        )
         print(json.dumps(runs[-2]), json.dumps(runs[-1]), flush=True)
     summary = {"n": a.n, "d": 36, "sweeps": a.sweeps}
     for side in ("madbayes", "PyIBP"):

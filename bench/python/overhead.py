@@ -24,8 +24,10 @@ def main():
     ests = [
         madbayes.KMeans(n_clusters=5),
         madbayes.DPMeans(),
+        madbayes.DPMeans(plain=True),
         madbayes.CollapsedDPMeans(),
         madbayes.BPMeans(),
+        madbayes.BPMeans(plain=True),
         madbayes.KFeatures(n_features=5),
         madbayes.IBPSampler(n_sweeps=100),
         madbayes.MEIBP(max_features=10),

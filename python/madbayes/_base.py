@@ -53,11 +53,7 @@ def _seed(random_state):
 
 
 def _count(name, value, minimum=1):
-    if (
-        not isinstance(value, numbers.Integral)
-        or isinstance(value, bool)
-        or value < minimum
-    ):
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
 
@@ -78,6 +74,25 @@ def _positive(name, value, allow_none=True):
         extra = " or None" if allow_none else ""
         raise ValueError(f"{name} must be a positive finite number{extra}, got {value!r}")
     return float(value)
+
+
+def _tri_state(name, value):
+    """None (the library's default) or a bool."""
+    if value is None or isinstance(value, (bool, np.bool_)):
+        return None if value is None else bool(value)
+    raise ValueError(f"{name} must be True, False or None (the library's default), got {value!r}")
+
+
+def _flag(name, value):
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ValueError(f"{name} must be True or False, got {value!r}")
+
+
+def _seeding(value):
+    if value is None or value in ("base", "residual"):
+        return value
+    raise ValueError(f"seeding must be None, 'base' or 'residual', got {value!r}")
 
 
 def _too_few_rows(n, name, k):

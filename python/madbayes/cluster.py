@@ -8,10 +8,12 @@ from ._base import (
     DEFAULTS,
     _Estimator,
     _count,
+    _flag,
     _optional_count,
     _positive,
     _seed,
     _too_few_rows,
+    _tri_state,
 )
 
 __all__ = ["KMeans", "DPMeans", "CollapsedDPMeans", "MahalanobisClustering"]
@@ -141,7 +143,8 @@ class _PenaltyClustering(_Clustering):
             _count("n_init", self.n_init),
             _count("max_iter", self.max_iter),
             _seed(self.random_state),
-            bool(self.refine),
+            _tri_state("refine", self.refine),
+            _flag("plain", self.plain),
             self._jobs(),
             self._progress(),
         )
@@ -165,9 +168,13 @@ _PENALTY_DOC = """
         Runs, each visiting the rows in its own random order; the lowest objective wins.
     max_iter : int, default from the library
         Sweep cap of each run.
-    refine : bool, default from the library
+    refine : bool or None, default=None
         After a run converges, keep descending with exact single-row moves, merges and
-        splits, accepting only what lowers the objective.
+        splits, accepting only what lowers the objective. None: the library's default (on,
+        unless ``plain``; ``DEFAULTS[...]["refine"]``). The command line's ``--refine``.
+    plain : bool, default=False
+        The paper's algorithm exactly as published: no refinement (unless ``refine=True``).
+        Faster, and usually a worse objective. The command line's ``--plain``.
     random_state : int, RandomState or None, default from the library
         The seed (the command line's ``--seed``); None draws one.
     n_jobs : int or None, default=None
@@ -196,7 +203,8 @@ class DPMeans(_PenaltyClustering):
         max_clusters=_DP["max_clusters"],
         n_init=_DP["n_init"],
         max_iter=_DP["max_iter"],
-        refine=_DP["refine"],
+        refine=None,
+        plain=False,
         random_state=_DP["random_state"],
         n_jobs=None,
         verbose=False,
@@ -206,6 +214,7 @@ class DPMeans(_PenaltyClustering):
         self.n_init = n_init
         self.max_iter = max_iter
         self.refine = refine
+        self.plain = plain
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -225,7 +234,8 @@ class CollapsedDPMeans(_PenaltyClustering):
         max_clusters=_CDP["max_clusters"],
         n_init=_CDP["n_init"],
         max_iter=_CDP["max_iter"],
-        refine=_CDP["refine"],
+        refine=None,
+        plain=False,
         random_state=_CDP["random_state"],
         n_jobs=None,
         verbose=False,
@@ -235,6 +245,7 @@ class CollapsedDPMeans(_PenaltyClustering):
         self.n_init = n_init
         self.max_iter = max_iter
         self.refine = refine
+        self.plain = plain
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose

@@ -195,10 +195,22 @@ class _Occ:
                 f"n_init={self.n_init!r} does not apply to OCC: a fit is one deterministic pass "
                 f"over the chunks in order; use n_init=1 (restarts: madbayes.{self._local})"
             )
-        if self.refine:
+        if self.refine is not None and self.refine is not False:
             raise ValueError(
                 f"refine={self.refine!r} does not apply to OCC (it has no refinement); use "
-                f"refine=False (refinement: madbayes.{self._local})"
+                f"refine=None or False (refinement: madbayes.{self._local})"
+            )
+        if self.plain is not True:
+            raise ValueError(
+                f"plain={self.plain!r} does not apply to OCC: it runs the paper's algorithm "
+                f"(the plain sweep) only; use plain=True (the library's defaults: "
+                f"madbayes.{self._local})"
+            )
+        if getattr(self, "seeding", None) is not None:
+            raise ValueError(
+                f"seeding={self.seeding!r} does not apply to OCC BP-means: it starts from "
+                f"one feature at the mean of X; use seeding=None (seedings: "
+                f"madbayes.{self._local})"
             )
         if self.random_state is not None:
             raise ValueError(
@@ -379,8 +391,11 @@ class DPMeans(_Occ, _Clustering):
         Only 1: an OCC fit is one pass in chunk order (restarts: :class:`madbayes.DPMeans`).
     max_iter : int, default from the library
         Iteration cap.
-    refine : False
-        Only False: OCC has no refinement.
+    refine : None
+        Only None or False: OCC has no refinement.
+    plain : True
+        Only True: OCC runs the paper's algorithm (the sweep of
+        ``madbayes.DPMeans(plain=True)``), without the library's refinements.
     random_state : None
         Only None: an OCC fit makes no random choice.
     epoch_size : int, default=4096
@@ -416,7 +431,8 @@ class DPMeans(_Occ, _Clustering):
         max_clusters=DEFAULTS["dp_means"]["max_clusters"],
         n_init=1,
         max_iter=DEFAULTS["dp_means"]["max_iter"],
-        refine=False,
+        refine=None,
+        plain=True,
         random_state=None,
         epoch_size=DEFAULT_EPOCH_SIZE,
         chunk_rows=None,
@@ -428,6 +444,7 @@ class DPMeans(_Occ, _Clustering):
         self.n_init = n_init
         self.max_iter = max_iter
         self.refine = refine
+        self.plain = plain
         self.random_state = random_state
         self.epoch_size = epoch_size
         self.chunk_rows = chunk_rows
@@ -554,7 +571,9 @@ class BPMeans(_Occ, _FeatureModel):
         P = lambda^2. None: the rule of :class:`madbayes.BPMeans`, computed by Dask.
     max_features : int or None, default=None
         A cap on K.
-    n_init, max_iter, refine, random_state, epoch_size, chunk_rows, n_jobs, verbose :
+    seeding : None
+        Only None: OCC BP-means starts from one feature at the mean of X.
+    n_init, max_iter, refine, plain, random_state, epoch_size, chunk_rows, n_jobs, verbose :
         as for :class:`madbayes.dask.DPMeans`.
 
     Attributes
@@ -576,7 +595,9 @@ class BPMeans(_Occ, _FeatureModel):
         max_features=None,
         n_init=1,
         max_iter=DEFAULTS["bp_means"]["max_iter"],
-        refine=False,
+        refine=None,
+        plain=True,
+        seeding=None,
         random_state=None,
         epoch_size=DEFAULT_EPOCH_SIZE,
         chunk_rows=None,
@@ -588,6 +609,8 @@ class BPMeans(_Occ, _FeatureModel):
         self.n_init = n_init
         self.max_iter = max_iter
         self.refine = refine
+        self.plain = plain
+        self.seeding = seeding
         self.random_state = random_state
         self.epoch_size = epoch_size
         self.chunk_rows = chunk_rows

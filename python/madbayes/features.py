@@ -14,10 +14,13 @@ from ._base import (
     DEFAULTS,
     _Estimator,
     _count,
+    _flag,
     _optional_count,
     _positive,
     _seed,
+    _seeding,
     _too_few_rows,
+    _tri_state,
 )
 
 __all__ = ["BPMeans", "CollapsedBPMeans", "KFeatures", "StepwiseKFeatures"]
@@ -42,7 +45,9 @@ class _FeatureModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Estimato
             self.penalty_ = float(r["penalty"])
         return self
 
-    def _fit(self, X, algo, penalty, k, refine=False):
+    def _fit(self, X, algo, penalty, k):
+        # Collapsed BP-means has no refinement, hence no ``refine`` parameter.
+        refine = _tri_state("refine", getattr(self, "refine", None))
         r = _core.fit_features(
             X,
             algo,
@@ -52,6 +57,8 @@ class _FeatureModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Estimato
             _count("max_iter", self.max_iter),
             _seed(self.random_state),
             refine,
+            _flag("plain", self.plain),
+            _seeding(self.seeding),
             self._jobs(),
             self._progress(),
         )
@@ -84,6 +91,25 @@ class _FeatureModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Estimato
         Z = _core.best_features(self.components_, X, self._jobs())
         return -float(np.sum((X - Z @ self.components_) ** 2))
 
+
+_PLAIN_DOC = """
+    plain : bool, default=False
+        The paper's algorithm exactly as published: the base-feature seeding of MAD-Bayes
+        Sec. 5 with the drawn residual tested as it is (no growth), and no refinement (unless
+        ``refine=True``). Faster, and usually a worse objective. The command line's
+        ``--plain``.
+    seeding : {"base", "residual"} or None, default=None
+        How each run is seeded: "base" (the paper's: a base feature at the mean of the rows,
+        then residual draws) or "residual" (the authors' code: no base feature). None: the
+        library's default (``DEFAULTS[...]["seeding"]``). The command line's ``--seeding``.
+"""
+
+_REFINE_DOC = """
+    refine : bool or None, default=None
+        After a run converges, try the refinement's moves (BP-means: remove, merge and grow
+        features, deep moves, a collapsed polish; K-features: replace a feature), keeping
+        only what lowers the objective. None: the library's default (on, unless ``plain``;
+        ``DEFAULTS[...]["refine"]``). The command line's ``--refine``."""
 
 _COMMON_DOC = """
     n_init : int, default from the library
@@ -123,11 +149,13 @@ _SKF = DEFAULTS["stepwise_k_features"]
 class BPMeans(_FeatureModel):
     __doc__ = (
         "BP-means (MAD-Bayes Eq. 6, Alg. 1): ||X - Z A||^2 + K P, K learned.\n\n"
-        "    Parameters\n    ----------" + _PENALTY_DOC + """    max_features : int or None, default=None
-        A cap on K (capped BP-means, Eq. 15).
-    refine : bool, default from the library
-        After a run converges, try removing a feature or merging two, keeping only what
-        lowers the objective.""" + _COMMON_DOC
+        "    Parameters\n    ----------"
+        + _PENALTY_DOC
+        + """    max_features : int or None, default=None
+        A cap on K (capped BP-means, Eq. 15)."""
+        + _REFINE_DOC
+        + _PLAIN_DOC
+        + _COMMON_DOC
     )
 
     def __init__(
@@ -137,7 +165,9 @@ class BPMeans(_FeatureModel):
         max_features=None,
         n_init=_BP["n_init"],
         max_iter=_BP["max_iter"],
-        refine=_BP["refine"],
+        refine=None,
+        plain=False,
+        seeding=None,
         random_state=_BP["random_state"],
         n_jobs=None,
         verbose=False,
@@ -147,6 +177,8 @@ class BPMeans(_FeatureModel):
         self.n_init = n_init
         self.max_iter = max_iter
         self.refine = refine
+        self.plain = plain
+        self.seeding = seeding
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -155,15 +187,21 @@ class BPMeans(_FeatureModel):
         X = self._validate(X, reset=True)
         k = _optional_count("max_features", self.max_features)
         _too_few_rows(X.shape[0], "max_features", k)
-        return self._fit(X, "bp-means", _positive("penalty", self.penalty), k, bool(self.refine))
+        return self._fit(X, "bp-means", _positive("penalty", self.penalty), k)
 
 
 class CollapsedBPMeans(_FeatureModel):
     __doc__ = (
         "Collapsed BP-means (MAD-Bayes Eq. 10, Alg. 3): A integrated out,"
         " tr(X^T (I - Z (Z^T Z)^-1 Z^T) X) + K P.\n\n"
-        "    Parameters\n    ----------" + _PENALTY_DOC + """    max_features : int or None, default=None
-        A cap on K.""" + _COMMON_DOC
+        "    Parameters\n    ----------"
+        + _PENALTY_DOC
+        + """    max_features : int or None, default=None
+        A cap on K."""
+        + _PLAIN_DOC
+        + """    (Collapsed BP-means has no refinement.)
+"""
+        + _COMMON_DOC
     )
 
     def __init__(
@@ -173,6 +211,8 @@ class CollapsedBPMeans(_FeatureModel):
         max_features=None,
         n_init=_CBP["n_init"],
         max_iter=_CBP["max_iter"],
+        plain=False,
+        seeding=None,
         random_state=_CBP["random_state"],
         n_jobs=None,
         verbose=False,
@@ -181,6 +221,8 @@ class CollapsedBPMeans(_FeatureModel):
         self.max_features = max_features
         self.n_init = n_init
         self.max_iter = max_iter
+        self.plain = plain
+        self.seeding = seeding
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -197,6 +239,8 @@ class KFeatures(_FeatureModel):
         "K-features (MAD-Bayes Eq. 14, Alg. 4): ||X - Z A||^2 with K fixed.\n\n"
         "    Parameters\n    ----------\n    n_features : int, default=3\n"
         "        K (3: a base feature and two more, as in the paper's faces experiment)."
+        + _REFINE_DOC
+        + _PLAIN_DOC
         + _COMMON_DOC
     )
 
@@ -206,6 +250,9 @@ class KFeatures(_FeatureModel):
         *,
         n_init=_KF["n_init"],
         max_iter=_KF["max_iter"],
+        refine=None,
+        plain=False,
+        seeding=None,
         random_state=_KF["random_state"],
         n_jobs=None,
         verbose=False,
@@ -213,6 +260,9 @@ class KFeatures(_FeatureModel):
         self.n_features = n_features
         self.n_init = n_init
         self.max_iter = max_iter
+        self.refine = refine
+        self.plain = plain
+        self.seeding = seeding
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -228,8 +278,14 @@ class StepwiseKFeatures(_FeatureModel):
     __doc__ = (
         "Stepwise K-features (MAD-Bayes Sec. 5): K-features for K = 1, 2, ... until the"
         " BP-means objective with penalty P rises.\n\n"
-        "    Parameters\n    ----------" + _PENALTY_DOC + """    max_features : int or None, default=None
-        The largest K tried (None: n_samples).""" + _COMMON_DOC + """    objective_by_k_ : the best BP-means objective at K = 1, 2, ... as tried.
+        "    Parameters\n    ----------"
+        + _PENALTY_DOC
+        + """    max_features : int or None, default=None
+        The largest K tried (None: n_samples)."""
+        + _REFINE_DOC
+        + _PLAIN_DOC
+        + _COMMON_DOC
+        + """    objective_by_k_ : the best BP-means objective at K = 1, 2, ... as tried.
 """
     )
 
@@ -240,6 +296,9 @@ class StepwiseKFeatures(_FeatureModel):
         max_features=None,
         n_init=_SKF["n_init"],
         max_iter=_SKF["max_iter"],
+        refine=None,
+        plain=False,
+        seeding=None,
         random_state=_SKF["random_state"],
         n_jobs=None,
         verbose=False,
@@ -248,6 +307,9 @@ class StepwiseKFeatures(_FeatureModel):
         self.max_features = max_features
         self.n_init = n_init
         self.max_iter = max_iter
+        self.refine = refine
+        self.plain = plain
+        self.seeding = seeding
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose

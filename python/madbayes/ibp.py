@@ -8,7 +8,16 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from . import _core
-from ._base import DEFAULTS, _Estimator, _count, _optional_count, _positive, _seed
+from ._base import (
+    DEFAULTS,
+    _Estimator,
+    _count,
+    _flag,
+    _optional_count,
+    _positive,
+    _seed,
+    _tri_state,
+)
 
 __all__ = ["IBPSampler", "MEIBP"]
 
@@ -73,64 +82,95 @@ class _IBPModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Estimator):
         return float(-0.5 * math.log(2 * math.pi * s2) - np.mean(resid**2) / (2 * s2))
 
 
-_IBP = DEFAULTS["ibp_accelerated"]
+_IBP = DEFAULTS["ibp"]
+_TUNED = _IBP["tuned"]
 
 
 class IBPSampler(_IBPModel):
-    """One chain of a Gibbs sampler for the linear-Gaussian IBP, X = Z A + E.
+    """Gibbs samplers for the linear-Gaussian IBP, X = Z A + E: ``n_chains`` independent
+    chains run in parallel, the one of highest final log joint kept (as ``madbayes fit``
+    does), with R-hat and effective sample sizes across the chains.
 
     Parameters
     ----------
     method : {"accelerated", "collapsed", "semicollapsed"}, default="accelerated"
         Accelerated Gibbs (Doshi-Velez & Ghahramani 2009, Alg. 1), collapsed Gibbs (A
         integrated out) or semi-collapsed Gibbs (A drawn every sweep).
-    alpha : float, default from the library
-        The IBP concentration.
+    n_chains : int, default from the library
+        Chains; chain c draws from stream c of the seed, so the result does not depend on
+        ``n_jobs``. The command line's ``--chains``.
+    alpha : float or None, default=None
+        The IBP concentration. None: the library's default (resampled every sweep from
+        ``DEFAULTS["ibp"]["tuned"]["alpha"]``; with ``plain``, fixed at the plain value).
+        A given value is fixed unless ``resample=True``.
     sigma_x, sigma_a : float or None, default=None
-        Noise and feature standard deviations; None derives them from the data's standard
-        deviation as the library does (0.25 and 0.75 of it).
+        Noise and feature standard deviations. None: the library's defaults, fractions of
+        the data's standard deviation (``DEFAULTS["ibp"][...]["sigma_x_fraction"]``),
+        resampled unless ``plain``. A given value is fixed unless ``resample=True``.
     n_sweeps : int, default from the library
-        Sweeps of the chain.
+        Sweeps of each chain.
     window : int or None, default=None
         Rows per window of the accelerated sampler (None: the library's default).
     k_new_max : int, default from the library
         Most new features per row and step.
-    resample : bool, default from the library
-        Resample alpha, sigma_x and sigma_a by conjugate steps after every sweep.
-    init : {"empty", "prior"}, default from the library
-        Start from Z with no feature, or from a draw of the IBP prior.
+    resample : bool or None, default=None
+        True resamples alpha, sigma_x and sigma_a every sweep even when given (the given
+        values start the chain); False fixes them all; None resamples those not given.
+    init : {"empty", "prior"} or None, default=None
+        Start from Z with no feature, or from a draw of the IBP prior (None: the library's
+        default, ``DEFAULTS["ibp"]["tuned"]["init"]``).
+    split_merge : int or None, default=None
+        Split-merge Metropolis-Hastings attempts after every sweep (None: the library's
+        default; 0: none).
+    block : int or None, default=None
+        Each row also draws its entries on a random block of this many features jointly
+        (None: the library's default; 0: none).
+    plain : bool, default=False
+        The paper's plain sampler (fixed alpha = 2, sigma_x = 0.25 sd, sigma_a = 0.75 sd,
+        empty start, no split-merge, no block update); options given beside it still
+        apply. The command line's ``--plain``.
     random_state : int, RandomState or None, default from the library
         The seed (the command line's ``--seed``); None draws one.
     n_jobs : int or None, default=None
-        Threads of the rayon pool. A chain is sequential; this never changes the result.
+        Threads of the rayon pool (the chains run in parallel). Never changes the result.
     verbose : bool, default=False
-        Print progress over the sweeps to stderr.
+        Print progress over the sweeps (of all chains) to stderr.
 
     Attributes
     ----------
-    Z_ (the final Z), components_ (the posterior mean of A given it), n_features_ (K),
-    feature_counts_, alpha_, sigma_x_, sigma_a_ (final values), objective_ (-log p(X, Z)),
-    log_joint_trace_, n_features_trace_, seconds_trace_, alpha_trace_, sigma_x_trace_,
-    sigma_a_trace_ (one entry per sweep), n_iter_, fit_seconds_.
+    Z_ (the final Z of the best chain), components_ (the posterior mean of A given it),
+    n_features_ (K), feature_counts_, alpha_, sigma_x_, sigma_a_ (final values),
+    objective_ (-log p(X, Z)), log_joint_trace_, n_features_trace_, seconds_trace_,
+    alpha_trace_, sigma_x_trace_, sigma_a_trace_ (the best chain, one entry per sweep),
+    best_chain_, chains_log_joint_ and chains_n_features_ ((n_chains, n_sweeps): every
+    chain), rhat_, ess_bulk_, ess_tail_ (dicts over "k", "log_joint", "alpha", "sigma_x",
+    "sigma_a", from the chains' second halves), chains_agree_ (every R-hat below 1.01),
+    k_distribution_ (dict K -> probability over the retained draws), n_iter_,
+    fit_seconds_.
     """
 
     def __init__(
         self,
         method="accelerated",
         *,
-        alpha=_IBP["alpha"],
-        sigma_x=_IBP["sigma_x"],
-        sigma_a=_IBP["sigma_a"],
+        n_chains=_IBP["n_chains"],
+        alpha=None,
+        sigma_x=None,
+        sigma_a=None,
         n_sweeps=_IBP["n_sweeps"],
-        window=_IBP["window"],
+        window=None,
         k_new_max=_IBP["k_new_max"],
-        resample=_IBP["resample"],
-        init=_IBP["init"],
+        resample=None,
+        init=None,
+        split_merge=None,
+        block=None,
+        plain=False,
         random_state=_IBP["random_state"],
         n_jobs=None,
         verbose=False,
     ):
         self.method = method
+        self.n_chains = n_chains
         self.alpha = alpha
         self.sigma_x = sigma_x
         self.sigma_a = sigma_a
@@ -139,6 +179,9 @@ class IBPSampler(_IBPModel):
         self.k_new_max = k_new_max
         self.resample = resample
         self.init = init
+        self.split_merge = split_merge
+        self.block = block
+        self.plain = plain
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -147,23 +190,31 @@ class IBPSampler(_IBPModel):
         X = self._validate(X, reset=True)
         if self.method not in ("accelerated", "collapsed", "semicollapsed"):
             raise ValueError(
-                "method must be 'accelerated', 'collapsed' or 'semicollapsed', "
-                f"got {self.method!r}"
+                f"method must be 'accelerated', 'collapsed' or 'semicollapsed', got {self.method!r}"
             )
-        if self.init not in ("empty", "prior"):
-            raise ValueError(f"init must be 'empty' or 'prior', got {self.init!r}")
+        if self.init not in (None, "empty", "prior"):
+            raise ValueError(f"init must be None, 'empty' or 'prior', got {self.init!r}")
+        n_chains = _count("n_chains", self.n_chains)
+        n_sweeps = _count("n_sweeps", self.n_sweeps)
+        split_merge = self.split_merge
+        block = self.block
         r = _core.fit_ibp(
             X,
             self.method,
-            _positive("alpha", self.alpha, allow_none=False),
+            n_chains,
+            _IBP["n_draws"],
+            _positive("alpha", self.alpha),
             _positive("sigma_x", self.sigma_x),
             _positive("sigma_a", self.sigma_a),
-            _count("n_sweeps", self.n_sweeps),
+            n_sweeps,
             _seed(self.random_state),
             _optional_count("window", self.window),
             _count("k_new_max", self.k_new_max, minimum=0),
-            bool(self.resample),
-            self.init == "prior",
+            _tri_state("resample", self.resample),
+            self.init,
+            None if split_merge is None else _count("split_merge", split_merge, minimum=0),
+            None if block is None else _count("block", block, minimum=0),
+            _flag("plain", self.plain),
             self._jobs(),
             self._progress(),
         )
@@ -174,6 +225,17 @@ class IBPSampler(_IBPModel):
         self.sigma_x_trace_ = r["sigma_x_trace"]
         self.sigma_a_trace_ = r["sigma_a_trace"]
         self.trace_ = -self.log_joint_trace_
+        self.best_chain_ = int(r["best_chain"])
+        self.chains_log_joint_ = r["chains_log_joint"]
+        self.chains_n_features_ = r["chains_k"].astype(np.int64)
+        diag = r["diagnostics"]
+        self.rhat_ = {k: v[0] for k, v in diag.items()}
+        self.ess_bulk_ = {k: v[1] for k, v in diag.items()}
+        self.ess_tail_ = {k: v[2] for k, v in diag.items()}
+        self.chains_agree_ = bool(r["chains_agree"])
+        self.k_distribution_ = {
+            int(k): float(p) for k, p in zip(r["k_values"], r["k_probabilities"])
+        }
         return self
 
 

@@ -48,9 +48,7 @@ def plot_features(estimator, image_shape=None, *, n_cols=None, max_images=64):
     plt = _pyplot()
     n_cols = n_cols or max(1, min(k, 8))
     n_rows = max(1, -(-k // n_cols))
-    fig, axes = plt.subplots(
-        n_rows, n_cols, figsize=(1.6 * n_cols, 1.6 * n_rows), squeeze=False
-    )
+    fig, axes = plt.subplots(n_rows, n_cols, figsize=(1.6 * n_cols, 1.6 * n_rows), squeeze=False)
     for i, ax in enumerate(axes.flat):
         ax.axis("off")
         if i >= k:
@@ -66,7 +64,9 @@ def plot_features(estimator, image_shape=None, *, n_cols=None, max_images=64):
         else:
             ax.imshow(img, cmap="gray", vmin=lo, vmax=hi)
         ax.set_title(f"{'cluster' if clustering else 'feature'} {i}", fontsize=8)
-    fig.suptitle(f"{type(estimator).__name__}: {a.shape[0]} {'clusters' if clustering else 'features'}")
+    fig.suptitle(
+        f"{type(estimator).__name__}: {a.shape[0]} {'clusters' if clustering else 'features'}"
+    )
     return fig
 
 

@@ -9,9 +9,13 @@
 use madbayes::clustering::{
     CollapsedDpMeans, DpMeans, KMeans, Mahalanobis, objective::sum_of_squares,
 };
-use madbayes::features::{BpMeans, CollapsedBpMeans, KFeatures, StepwiseKFeatures};
+use madbayes::features::{
+    BpMeans, CollapsedBpMeans, FeatureParams, FeatureSeeding, KFeatures, StepwiseKFeatures,
+};
 use madbayes::from_arrays;
-use madbayes::ibp::{IbpKind, IbpSampler, Meibp};
+use madbayes::ibp::{
+    DEFAULT_CHAINS, DEFAULT_DRAWS, IbpDefaults, IbpKind, IbpSampler, IbpStart, Meibp,
+};
 use madbayes::restarts::Observer;
 use madbayes::{BinaryMatrix, Fit, FitError, Model, ParamError, RowMatrix};
 use numpy::{
@@ -171,6 +175,13 @@ impl Observer for Progress {
     }
 
     fn run_finished(&self) {
+        self.tick();
+    }
+}
+
+impl Progress {
+    /// One more unit done (a run, or a sweep of one chain); reports when it is time.
+    fn tick(&self) {
         let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
         let Some(cb) = &self.callback else { return };
         let total = self.total.load(Ordering::Relaxed);
@@ -230,6 +241,7 @@ fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         d.set_item("n_init", p.restarts())?;
         d.set_item("max_iter", p.max_iter())?;
         d.set_item("random_state", p.seed())?;
+        // What `refine=None` means: the library's default.
         d.set_item("refine", p.refine())?;
         d.set_item("max_clusters", p.k_max())?;
         out.set_item(name, d)?;
@@ -252,34 +264,34 @@ fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         d.set_item("n_init", p.restarts())?;
         d.set_item("max_iter", p.max_iter())?;
         d.set_item("random_state", p.seed())?;
-        d.set_item("refine", p.refine())?;
+        // What `refine=None` and `seeding=None` mean: the library's defaults.
+        d.set_item("refine", p.refines())?;
+        d.set_item("grow_seeds", p.grows_seeds())?;
+        d.set_item("seeding", p.seeding().name())?;
         out.set_item(name, d)?;
     }
-    for (name, kind) in [
-        ("ibp_accelerated", IbpKind::Accelerated),
-        ("ibp_collapsed", IbpKind::Collapsed),
-        ("ibp_semicollapsed", IbpKind::SemiCollapsed),
-    ] {
-        let p = IbpSampler::params(kind).check().map_err(param_error)?;
-        let d = PyDict::new(py);
-        d.set_item("alpha", p.alpha())?;
-        d.set_item("sigma_x", p.sigma_x())?;
-        d.set_item("sigma_a", p.sigma_a())?;
-        d.set_item("n_sweeps", p.iterations())?;
-        d.set_item("random_state", p.seed())?;
-        d.set_item("window", p.window())?;
-        d.set_item("k_new_max", p.k_new_max())?;
-        d.set_item("resample", p.resamples_alpha() && p.resamples_sigmas())?;
-        d.set_item(
-            "init",
-            if p.starts_from_prior() {
-                "prior"
-            } else {
-                "empty"
-            },
-        )?;
-        out.set_item(name, d)?;
+    let p = IbpSampler::params(IbpKind::Accelerated)
+        .check()
+        .map_err(param_error)?;
+    let d = PyDict::new(py);
+    for (name, base) in [("tuned", IbpDefaults::TUNED), ("plain", IbpDefaults::PLAIN)] {
+        let b = PyDict::new(py);
+        b.set_item("alpha", base.alpha)?;
+        b.set_item("sigma_x_fraction", base.sigma_x_fraction)?;
+        b.set_item("sigma_a_fraction", base.sigma_a_fraction)?;
+        b.set_item("n_sweeps", base.iterations)?;
+        b.set_item("resample", base.resample)?;
+        b.set_item("init", start_name(base.start))?;
+        b.set_item("split_merge", base.split_merge)?;
+        b.set_item("block", base.block)?;
+        d.set_item(name, b)?;
     }
+    d.set_item("n_sweeps", IbpDefaults::TUNED.iterations)?;
+    d.set_item("n_chains", DEFAULT_CHAINS)?;
+    d.set_item("n_draws", DEFAULT_DRAWS)?;
+    d.set_item("k_new_max", p.k_new_max())?;
+    d.set_item("random_state", p.seed())?;
+    out.set_item("ibp", d)?;
     let p = Meibp::params(1).check().map_err(param_error)?;
     let d = PyDict::new(py);
     d.set_item("alpha", p.alpha())?;
@@ -289,6 +301,13 @@ fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("random_state", p.seed())?;
     out.set_item("meibp", d)?;
     Ok(out)
+}
+
+fn start_name(s: IbpStart) -> &'static str {
+    match s {
+        IbpStart::Empty => "empty",
+        IbpStart::Prior => "prior",
+    }
 }
 
 /// The penalty used when none is given: `madbayes::penalty::default_penalty`.
@@ -380,7 +399,7 @@ fn fit_kmeans<'py>(
 
 /// DP-means or collapsed DP-means.
 #[pyfunction]
-#[pyo3(signature = (x, penalty, collapsed, max_clusters, n_init, max_iter, seed, refine, n_jobs, progress=None))]
+#[pyo3(signature = (x, penalty, collapsed, max_clusters, n_init, max_iter, seed, refine, plain, n_jobs, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn fit_dp_means<'py>(
     py: Python<'py>,
@@ -391,23 +410,30 @@ fn fit_dp_means<'py>(
     n_init: usize,
     max_iter: usize,
     seed: u64,
-    refine: bool,
+    refine: Option<bool>,
+    plain: bool,
     n_jobs: usize,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let x = to_matrix(x)?;
     let penalty = penalty_or_default(py, penalty, &x)?;
-    let builder = if collapsed {
+    let mut builder = if collapsed {
         CollapsedDpMeans::params(penalty)
     } else {
         DpMeans::params(penalty)
     };
+    // As the command line: `--plain` first, then an explicit `--refine` on top of it.
+    if plain {
+        builder = builder.plain();
+    }
+    if let Some(r) = refine {
+        builder = builder.refine(r);
+    }
     let p = builder
         .k_max(max_clusters)
         .restarts(n_init)
         .max_iter(max_iter)
         .seed(seed)
-        .refine(refine)
         .check()
         .map_err(param_error)?;
     let obs = Progress::new(progress);
@@ -508,7 +534,7 @@ fn mahalanobis_distances<'py>(
 
 /// BP-means, collapsed BP-means, K-features or stepwise K-features.
 #[pyfunction]
-#[pyo3(signature = (x, algo, penalty, k, n_init, max_iter, seed, refine, n_jobs, progress=None))]
+#[pyo3(signature = (x, algo, penalty, k, n_init, max_iter, seed, refine, plain, seeding, n_jobs, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn fit_features<'py>(
     py: Python<'py>,
@@ -519,10 +545,13 @@ fn fit_features<'py>(
     n_init: usize,
     max_iter: usize,
     seed: u64,
-    refine: bool,
+    refine: Option<bool>,
+    plain: bool,
+    seeding: Option<&str>,
     n_jobs: usize,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let seeding = seeding.map(feature_seeding).transpose()?;
     let x = to_matrix(x)?;
     let penalty = match algo {
         "k-features" => None,
@@ -530,8 +559,8 @@ fn fit_features<'py>(
     };
     let need_penalty =
         || penalty.ok_or_else(|| PyValueError::new_err(format!("{algo} takes no penalty")));
-    let builder = match algo {
-        "bp-means" => BpMeans::params(need_penalty()?).refine(refine),
+    let builder: FeatureParams = match algo {
+        "bp-means" => BpMeans::params(need_penalty()?),
         "collapsed-bp-means" => CollapsedBpMeans::params(need_penalty()?),
         "k-features" => KFeatures::params(k.unwrap_or(0)),
         "stepwise-k-features" => StepwiseKFeatures::params(need_penalty()?),
@@ -541,8 +570,18 @@ fn fit_features<'py>(
             )));
         }
     };
+    // In the command line's order: `--plain`, then `--seeding`, then an explicit `--refine`.
+    let mut builder = builder.k(k);
+    if plain {
+        builder = builder.plain();
+    }
+    if let Some(s) = seeding {
+        builder = builder.seeding(s);
+    }
+    if let Some(r) = refine {
+        builder = builder.refine(r);
+    }
     let p = builder
-        .k(k)
         .restarts(n_init)
         .max_iter(max_iter)
         .seed(seed)
@@ -569,6 +608,18 @@ fn fit_features<'py>(
     d.set_item("seconds", secs)?;
     d.set_item("penalty", penalty)?;
     Ok(d)
+}
+
+/// The library's seeding for its command-line name (`base`, `residual`).
+fn feature_seeding(name: &str) -> PyResult<FeatureSeeding> {
+    [FeatureSeeding::BaseFeature, FeatureSeeding::Residual]
+        .into_iter()
+        .find(|s| s.name() == name)
+        .ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "seeding must be None, 'base' or 'residual', got {name:?}"
+            ))
+        })
 }
 
 /// The best binary z of each row of `x` given feature means `a`.
@@ -611,23 +662,29 @@ fn most_probable_features<'py>(
 // ---------------------------------------------------------------------------------------
 // IBP methods
 
-/// One chain of an IBP Gibbs sampler.
+/// An IBP Gibbs sampler: `n_chains` chains in parallel (chain c on stream c of the seed),
+/// built in the command line's order (`--plain` first, then every option given).
 #[pyfunction]
-#[pyo3(signature = (x, method, alpha, sigma_x, sigma_a, n_sweeps, seed, window, k_new_max, resample, init_prior, n_jobs, progress=None))]
+#[pyo3(signature = (x, method, n_chains, n_draws, alpha, sigma_x, sigma_a, n_sweeps, seed, window, k_new_max, resample, init, split_merge, block, plain, n_jobs, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn fit_ibp<'py>(
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
     method: &str,
-    alpha: f64,
+    n_chains: usize,
+    n_draws: usize,
+    alpha: Option<f64>,
     sigma_x: Option<f64>,
     sigma_a: Option<f64>,
     n_sweeps: usize,
     seed: u64,
     window: Option<usize>,
     k_new_max: usize,
-    resample: bool,
-    init_prior: bool,
+    resample: Option<bool>,
+    init: Option<&str>,
+    split_merge: Option<usize>,
+    block: Option<usize>,
+    plain: bool,
     n_jobs: usize,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
@@ -642,13 +699,17 @@ fn fit_ibp<'py>(
             )));
         }
     };
-    let mut b = IbpSampler::params(kind)
-        .alpha(alpha)
-        .iterations(n_sweeps)
-        .seed(seed)
-        .k_new_max(k_new_max)
-        .resample_hyper(resample)
-        .start_from_prior(init_prior);
+    let mut b = IbpSampler::params(kind).seed(seed);
+    if plain {
+        b = b.plain();
+    }
+    if let Some(a) = alpha {
+        b = b.alpha(a);
+    }
+    b = b.iterations(n_sweeps).k_new_max(k_new_max);
+    if let Some(r) = resample {
+        b = b.resample_hyper(r);
+    }
     if let Some(s) = sigma_x {
         b = b.sigma_x(s);
     }
@@ -658,9 +719,30 @@ fn fit_ibp<'py>(
     if let Some(w) = window {
         b = b.window(w);
     }
+    if let Some(n) = split_merge {
+        b = b.split_merge(n);
+    }
+    if let Some(n) = block {
+        b = b.block(n);
+    }
+    match init {
+        None => {}
+        Some("empty") => b = b.start_from_prior(false),
+        Some("prior") => b = b.start_from_prior(true),
+        Some(other) => {
+            return Err(PyValueError::new_err(format!(
+                "init must be None, 'empty' or 'prior', got {other:?}"
+            )));
+        }
+    }
     let p = b.check().map_err(param_error)?;
     let obs = Progress::new(progress);
-    let (fit, secs) = run(py, n_jobs, || p.fit_observed(&x, &obs))?;
+    obs.start(n_chains * n_sweeps);
+    let (post, secs) = run(py, n_jobs, || {
+        p.fit_chains_observed(&x, n_chains, n_draws, &|_, _, _| obs.tick())
+    })?;
+    let best = post.best_chain();
+    let fit = &post.chains()[best];
     let r = fit.records();
     let d = PyDict::new(py);
     d.set_item("z", binary(py, &fit.z())?)?;
@@ -677,6 +759,27 @@ fn fit_ibp<'py>(
     d.set_item("sigma_a", fit.sigma_a())?;
     d.set_item("objective", fit.objective())?;
     d.set_item("n_iter", fit.n_iter())?;
+    d.set_item("best_chain", best)?;
+    // Every chain's log joint and K per sweep (n_chains × n_sweeps).
+    let per_chain = |f: &dyn Fn(&madbayes::ibp::IbpTraceRecord) -> f64| {
+        let rows: Vec<f64> = post
+            .chains()
+            .iter()
+            .flat_map(|c| c.records().iter().map(f).collect::<Vec<_>>())
+            .collect();
+        PyArray1::from_vec(py, rows).reshape([n_chains, n_sweeps])
+    };
+    d.set_item("chains_log_joint", per_chain(&|r| r.log_joint)?)?;
+    d.set_item("chains_k", per_chain(&|r| r.k as f64)?)?;
+    let diag = PyDict::new(py);
+    for (name, g) in post.diagnostics().named() {
+        diag.set_item(name, (g.rhat, g.ess_bulk, g.ess_tail))?;
+    }
+    d.set_item("diagnostics", diag)?;
+    d.set_item("chains_agree", post.agree())?;
+    let (ks, probs): (Vec<usize>, Vec<f64>) = post.k_distribution().into_iter().unzip();
+    d.set_item("k_values", ints(py, ks))?;
+    d.set_item("k_probabilities", floats(py, probs))?;
     d.set_item("fit_seconds", secs)?;
     Ok(d)
 }

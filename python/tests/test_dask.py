@@ -214,6 +214,10 @@ def test_bad_input_and_parameters_are_refused(client):
             madbayes.dask.DPMeans(**params).fit(ok)
         with pytest.raises(ValueError):
             madbayes.dask.BPMeans(**params).fit(ok)
+    with pytest.raises(ValueError, match="plain=False does not apply"):
+        madbayes.dask.DPMeans(plain=False).fit(ok)
+    with pytest.raises(ValueError, match="seeding='residual' does not apply"):
+        madbayes.dask.BPMeans(seeding="residual").fit(ok)
 
 
 def test_the_parameters_are_those_of_the_in_memory_estimators_plus_occ():

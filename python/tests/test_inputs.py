@@ -64,9 +64,7 @@ def test_layouts_and_dtypes_give_the_same_fit(est, blobs):
     assert_same(outputs(clone(est).fit(ro), X), ref)
     # float32 data are the float64 values of the float32 numbers.
     x32 = X.astype(np.float32)
-    assert_same(
-        outputs(clone(est).fit(x32), X), outputs(clone(est).fit(x32.astype(np.float64)), X)
-    )
+    assert_same(outputs(clone(est).fit(x32), X), outputs(clone(est).fit(x32.astype(np.float64)), X))
 
 
 def test_memory_mapped_input(tmp_path, blobs):
@@ -187,7 +185,8 @@ def test_defaults_come_from_the_library():
     assert madbayes.DPMeans().n_init == d["dp_means"]["n_init"]
     assert madbayes.BPMeans().n_init == d["bp_means"]["n_init"]
     assert madbayes.KMeans().max_iter == d["kmeans"]["max_iter"]
-    assert madbayes.IBPSampler().n_sweeps == d["ibp_accelerated"]["n_sweeps"]
+    assert madbayes.IBPSampler().n_sweeps == d["ibp"]["tuned"]["n_sweeps"]
+    assert madbayes.IBPSampler().n_chains == d["ibp"]["n_chains"]
     assert madbayes.MEIBP().max_iter == d["meibp"]["max_iter"]
     assert madbayes.MahalanobisClustering().reg == d["mahalanobis"]["reg"]
 
@@ -246,6 +245,15 @@ def test_ibp_attributes_and_score(blocks):
     assert np.all(me.components_ >= 0)
     assert np.all(np.diff(me.evidence_trace_) >= -1e-9 * np.abs(me.evidence_trace_[1:]))
     assert me.max_features_ == 8
+    # MEIBP's held-out score: the same Gaussian log-density per entry, higher on rows like
+    # the training rows than on noisier ones.
+    held_out = X[:30] + 0.1 * np.random.default_rng(1).standard_normal((30, X.shape[1]))
+    assert me.score(held_out) > me.score(
+        held_out + np.random.default_rng(2).standard_normal(held_out.shape)
+    )
+    resid = held_out - me.transform(held_out) @ me.components_
+    expected = -0.5 * np.log(2 * np.pi * me.sigma_x_**2) - np.mean(resid**2) / (2 * me.sigma_x_**2)
+    assert me.score(held_out) == pytest.approx(expected, rel=1e-12)
     assert madbayes.MEIBP().fit(X).max_features_ == madbayes.ibp.default_meibp_features(120, 3.0)
 
 
@@ -278,8 +286,9 @@ def test_verbose_prints_progress(capfd, blobs):
     madbayes.DPMeans(verbose=True, n_init=5).fit(blobs[0])
     err = capfd.readouterr().err
     assert "[DPMeans] restarts 5/5" in err
-    madbayes.IBPSampler(verbose=True, n_sweeps=7).fit(blobs[0])
-    assert "[IBPSampler] sweeps 7/7" in capfd.readouterr().err
+    # The sweeps of every chain count.
+    madbayes.IBPSampler(verbose=True, n_sweeps=7, n_chains=2).fit(blobs[0])
+    assert "[IBPSampler] sweeps 14/14" in capfd.readouterr().err
     madbayes.DPMeans(n_init=5).fit(blobs[0])
     assert capfd.readouterr().err == ""
 
@@ -287,21 +296,21 @@ def test_verbose_prints_progress(capfd, blobs):
 def test_fit_releases_the_gil():
     rng = np.random.default_rng(0)
     X = rng.standard_normal((3000, 20))
-    est = madbayes.BPMeans(penalty=5.0, n_init=4, n_jobs=1)
-    t0 = time.perf_counter()
-    est.fit(X)
-    alone = time.perf_counter() - t0
+    # About 0.25 s on one idle core.
+    est = madbayes.KMeans(n_clusters=40, n_init=40, n_jobs=1)
     ticks = 0
     thread = threading.Thread(target=est.fit, args=(X,))
+    t0 = time.perf_counter()
     thread.start()
     while thread.is_alive():
         ticks += 1
         time.sleep(0.001)
     thread.join()
+    during = time.perf_counter() - t0
     # Holding the GIL would stop this loop for the whole fit; released, it ticks about once
     # per millisecond.
-    assert alone > 0.05, "the fit is too short to tell"
-    assert ticks > 0.25 * alone * 1000
+    assert during > 0.05, "the fit is too short to tell"
+    assert ticks > 0.25 * during * 1000
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() exists on POSIX only")
@@ -318,3 +327,18 @@ def test_fit_in_a_forked_child(blobs):
 
 def _fit_labels(X):
     return madbayes.DPMeans(n_jobs=2).fit(X).labels_
+
+
+def test_ibp_chains(blocks):
+    X, _, _ = blocks
+    est = madbayes.IBPSampler(n_sweeps=30, n_chains=3, random_state=2).fit(X)
+    assert est.chains_log_joint_.shape == est.chains_n_features_.shape == (3, 30)
+    # The kept chain is the one of highest final log joint, and its trace is its row.
+    assert est.best_chain_ == int(np.argmax(est.chains_log_joint_[:, -1]))
+    np.testing.assert_array_equal(est.chains_log_joint_[est.best_chain_], est.log_joint_trace_)
+    assert set(est.rhat_) == {"k", "log_joint", "alpha", "sigma_x", "sigma_a"}
+    assert est.chains_agree_ == all(r < 1.01 for r in est.rhat_.values())
+    assert sum(est.k_distribution_.values()) == pytest.approx(1.0)
+    # Chain 0 of several is the single chain.
+    one = madbayes.IBPSampler(n_sweeps=30, n_chains=1, random_state=2).fit(X)
+    np.testing.assert_array_equal(one.log_joint_trace_, est.chains_log_joint_[0])

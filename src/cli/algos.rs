@@ -79,6 +79,7 @@ pub struct AlgoInfo {
 
 use madbayes::clustering::{dp_means, kmeans, mahalanobis};
 use madbayes::features;
+use madbayes::ibp::Meibp;
 
 /// Every algorithm, in the order of [`Algo`].
 pub const ALGOS: [AlgoInfo; 12] = [
@@ -135,25 +136,30 @@ pub const ALGOS: [AlgoInfo; 12] = [
     .penalty()
     .refined()
     .defaults(features::DEFAULT_RESTARTS, features::DEFAULT_MAX_ITER),
-    row(Algo::IbpGibbs, "ibp-gibbs", Family::Ibp, KRole::None),
+    // The samplers' `--plain`: the fixed hyperparameters and single-entry Gibbs of the
+    // papers, without the resampling, split–merge and block moves of the defaults.
+    row(Algo::IbpGibbs, "ibp-gibbs", Family::Ibp, KRole::None).plain_only(),
     row(
         Algo::IbpSemicollapsed,
         "ibp-semicollapsed",
         Family::Ibp,
         KRole::None,
-    ),
+    )
+    .plain_only(),
     row(
         Algo::IbpAccelerated,
         "ibp-accelerated",
         Family::Ibp,
         KRole::None,
-    ),
-    row(Algo::Meibp, "meibp", Family::Ibp, KRole::RequiredCap),
+    )
+    .plain_only(),
+    row(Algo::Meibp, "meibp", Family::Ibp, KRole::RequiredCap)
+        .iteration_cap(Meibp::DEFAULT_MAX_ITER),
 ];
 
 /// A row with no penalty, no refinement, no restarts (one chain or run: the IBP methods'
-/// `--restarts` serves `--init bp-means`) and the feature family's iteration cap (MEIBP's,
-/// and that of `--init bp-means`).
+/// `--restarts` serves `--init bp-means`) and the feature family's iteration cap (that of
+/// the samplers' `--init bp-means`; MEIBP's row sets its own library's).
 const fn row(algo: Algo, name: &'static str, family: Family, k: KRole) -> AlgoInfo {
     AlgoInfo {
         algo,
@@ -180,6 +186,10 @@ impl AlgoInfo {
     }
     const fn plain_only(mut self) -> Self {
         self.plain = true;
+        self
+    }
+    const fn iteration_cap(mut self, max_iter: usize) -> Self {
+        self.max_iter = max_iter;
         self
     }
     const fn defaults(mut self, restarts: usize, max_iter: usize) -> Self {

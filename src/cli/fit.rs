@@ -91,31 +91,54 @@ pub struct FitArgs {
     /// --max-iter).
     #[arg(long)]
     pub iterations: Option<usize>,
-    /// IBP methods: the concentration α (default 2; meibp 3).
+    /// IBP methods: the concentration α; given, it is fixed (samplers: default resampled
+    /// from 1, or 2 fixed with --plain; meibp 3).
     #[arg(long, allow_negative_numbers = true)]
     pub alpha: Option<f64>,
-    /// IBP methods: noise standard deviation σ_X (default 0.25 × the data's standard
-    /// deviation; meibp 0.75 ×).
+    /// IBP methods: noise standard deviation σ_X; given, it is fixed (samplers: default
+    /// resampled from 1 × the data's standard deviation, 0.25 × fixed with --plain; meibp
+    /// 0.75 ×).
     #[arg(long, allow_negative_numbers = true)]
     pub sigma_x: Option<f64>,
-    /// IBP methods: feature standard deviation σ_A (default 0.75 × the data's standard
-    /// deviation).
+    /// IBP methods: feature standard deviation σ_A; given, it is fixed (samplers: default
+    /// resampled from 0.75 × the data's standard deviation, fixed there with --plain).
     #[arg(long, allow_negative_numbers = true)]
     pub sigma_a: Option<f64>,
     /// ibp-accelerated: rows per window W (default 1).
     #[arg(long)]
     pub window: Option<usize>,
-    /// IBP samplers: also resample α (conjugate Gamma) and σ_X, σ_A (inverse-gamma) every
-    /// sweep; off by default, so --alpha, --sigma-x and --sigma-a fix the model.
+    /// IBP samplers: resample α (conjugate Gamma) and σ_X, σ_A (inverse-gamma) every sweep
+    /// even when given (the given values are then the starting point). Without it the
+    /// hyperparameters that are not given are resampled, and the given ones fixed.
     #[arg(long)]
     pub resample: bool,
     /// IBP samplers: where the chain starts — `empty` (no feature, the default), `prior` (Z
     /// drawn from the IBP prior) or `bp-means` (the Z of BP-means at --penalty, with
-    /// --restarts runs, default 10). Chains from an empty or prior start can stay trapped
-    /// far below the posterior's bulk when σ_X is small; a BP-means start is the MAD-Bayes
-    /// answer used as the sampler's starting point.
+    /// --restarts runs, default 10).
     #[arg(long, value_enum)]
     pub init: Option<Init>,
+    /// IBP samplers: start the chain from this Z (a CSV or .npy file of N rows of 0/1, one
+    /// column per feature), e.g. the final z.csv of another chain; replaces --init.
+    #[arg(long, value_name = "Z")]
+    pub init_z: Option<PathBuf>,
+    /// IBP samplers: independent chains run in parallel (default 4; chain c draws from
+    /// stream c of --seed, so the result does not depend on --threads). z.csv, means.csv and
+    /// trace.csv are the chain of highest final log joint; summary.json adds each chain's
+    /// summary, the pooled one (K's distribution, aligned features) and R̂/ESS.
+    #[arg(long, value_name = "C")]
+    pub chains: Option<usize>,
+    /// IBP samplers: retained draws kept per chain in draws.jsonl, evenly thinned from the
+    /// second half of each chain (default 100).
+    #[arg(long, value_name = "M")]
+    pub draws: Option<usize>,
+    /// IBP samplers: split–merge Metropolis–Hastings attempts after every sweep (default
+    /// 10; 0: none).
+    #[arg(long, value_name = "N")]
+    pub split_merge: Option<usize>,
+    /// IBP samplers: after its single-entry updates each row draws its entries on a random
+    /// block of this many features jointly (default 3; 0: none).
+    #[arg(long, value_name = "B")]
+    pub block: Option<usize>,
 }
 
 /// The options `fit` and `path` share (flattened into both).
@@ -140,7 +163,7 @@ pub struct RunOptions {
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
     /// Iteration (sweep) cap of each run, and of the rounds of the refinement (default: the
-    /// library's for the algorithm: 300, mahalanobis 100).
+    /// library's for the algorithm: 300, mahalanobis and meibp 100).
     #[arg(long)]
     pub max_iter: Option<usize>,
     /// Refine after convergence (on by default for dp-means, collapsed-dp-means, bp-means,
@@ -152,7 +175,9 @@ pub struct RunOptions {
     pub refine: bool,
     /// The paper's algorithms exactly as published (dp-means variants and the feature
     /// family): no refinement, and for the feature family the paper's seeding (base feature,
-    /// the drawn residual tested as it is). Faster, and usually worse.
+    /// the drawn residual tested as it is); for the IBP samplers Doshi-Velez & Ghahramani's
+    /// sampler: α = 2, σ_X = 0.25σ, σ_A = 0.75σ fixed, an empty start, no split–merge, no
+    /// block update (options given beside it still apply). Faster, and usually worse.
     #[arg(long)]
     pub plain: bool,
     /// Feature family: how each run is seeded — `base` (the paper's, the default) or
@@ -368,6 +393,11 @@ pub(super) fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
         refuse("window", args.window.is_some())?;
         refuse("resample", args.resample)?;
         refuse("init", args.init.is_some())?;
+        refuse("init-z", args.init_z.is_some())?;
+        refuse("split-merge", args.split_merge.is_some())?;
+        refuse("block", args.block.is_some())?;
+        refuse("chains", args.chains.is_some())?;
+        refuse("draws", args.draws.is_some())?;
     }
     let info = algo.info();
     refuse("refine", args.refine && !info.refine)?;

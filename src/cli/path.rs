@@ -351,6 +351,11 @@ fn fit_args(args: &PathArgs, penalty: f64) -> FitArgs {
         window: None,
         resample: false,
         init: None,
+        init_z: None,
+        chains: None,
+        draws: None,
+        split_merge: None,
+        block: None,
     }
 }
 

@@ -12,6 +12,12 @@
 //! entries. The summary's `heldout` averages the predictive density over the retained
 //! samples: every sweep of the second half of the chain (MEIBP: its final state), and
 //! `retained` gives the effective sample size of K and of the log joint over that half.
+//!
+//! The samplers run `--chains C` chains (default 4) in parallel, chain c on stream c of the
+//! seed (`IbpValidParams::fit_chains_observed`), so every file is the same on any number of
+//! threads. z.csv, means.csv, trace.csv and the held-out scores are the chain of highest
+//! final log joint; summary.json adds each chain's summary, the pooled one, R̂ and ESS, and
+//! `converged` / `diagnostics_warning`; draws.jsonl holds the thinned draws (README).
 
 use super::CliError;
 use super::fit::{Algo, FitArgs, Fitted, Init};
@@ -19,18 +25,26 @@ use super::saved::AnyModel;
 use madbayes::eval::{FeaturePredictor, Holdout, PredictiveAverage, effective_sample_size};
 use madbayes::features::{BpMeans, FeatureValidParams};
 use madbayes::ibp::{
-    IbpKind, IbpSampler, IbpValidParams, Meibp, MeibpValidParams, a_posterior, collapsed_log_lik,
-    log_ibp_prior,
+    IbpKind, IbpPosterior, IbpSampler, IbpValidParams, Meibp, MeibpValidParams, a_posterior,
+    collapsed_log_lik, log_ibp_prior,
 };
 use madbayes::{Model, RowMatrix};
 use serde_json::json;
 use std::fmt::Write as _;
+use std::sync::Mutex;
 
 /// Sampler parameters checked before any data is read.
 pub(super) enum SamplerChecked {
     /// The chain's parameters, and BP-means' when it gives the starting Z (`--init bp-means`).
-    Ibp(IbpValidParams, Option<FeatureValidParams>),
+    Ibp(Box<IbpValidParams>, Option<FeatureValidParams>, ChainsArgs),
     Meibp(MeibpValidParams),
+}
+
+/// How many chains, and how many thinned draws of each to keep.
+#[derive(Clone, Copy)]
+pub(super) struct ChainsArgs {
+    chains: usize,
+    draws: usize,
 }
 
 /// Whether `algo` is one of the IBP methods.
@@ -53,18 +67,21 @@ pub(super) fn check(args: &FitArgs) -> Result<SamplerChecked, CliError> {
     refuse("refine", args.refine && !bp_init)?;
     refuse("reg", args.reg.is_some())?;
     refuse("restarts", args.restarts.is_some() && !bp_init)?;
-    let alpha = args
-        .alpha
-        .unwrap_or(if args.algo == Algo::Meibp { 3.0 } else { 2.0 });
     let err = |e: madbayes::ParamError| CliError(format!("{name}: {e}"));
     if args.algo == Algo::Meibp {
         refuse("window", args.window.is_some())?;
         refuse("init", args.init.is_some())?;
+        refuse("init-z", args.init_z.is_some())?;
+        refuse("split-merge", args.split_merge.is_some())?;
+        refuse("block", args.block.is_some())?;
+        refuse("plain", args.plain)?;
+        refuse("chains", args.chains.is_some())?;
+        refuse("draws", args.draws.is_some())?;
         let k = args
             .k
             .ok_or_else(|| CliError("meibp needs --k K, the largest number of features".into()))?;
         let mut p = Meibp::params(k)
-            .alpha(alpha)
+            .alpha(args.alpha.unwrap_or(3.0))
             .max_iter(args.iterations.unwrap_or(args.max_iter()))
             .seed(args.seed);
         if let Some(s) = args.sigma_x {
@@ -84,11 +101,19 @@ pub(super) fn check(args: &FitArgs) -> Result<SamplerChecked, CliError> {
     if kind != IbpKind::Accelerated {
         refuse("window", args.window.is_some())?;
     }
-    let mut p = IbpSampler::params(kind)
-        .alpha(alpha)
-        .iterations(args.iterations.unwrap_or(1000))
-        .seed(args.seed)
-        .resample_hyper(args.resample);
+    let mut p = IbpSampler::params(kind).seed(args.seed);
+    if args.plain {
+        p = p.plain();
+    }
+    if let Some(a) = args.alpha {
+        p = p.alpha(a);
+    }
+    if let Some(n) = args.iterations {
+        p = p.iterations(n);
+    }
+    if args.resample {
+        p = p.resample_hyper(true);
+    }
     if let Some(s) = args.sigma_x {
         p = p.sigma_x(s);
     }
@@ -97,6 +122,22 @@ pub(super) fn check(args: &FitArgs) -> Result<SamplerChecked, CliError> {
     }
     if let Some(w) = args.window {
         p = p.window(w);
+    }
+    if let Some(a) = args.split_merge {
+        p = p.split_merge(a);
+    }
+    if let Some(b) = args.block {
+        p = p.block(b);
+    }
+    if let Some(path) = &args.init_z {
+        if args.init.is_some() {
+            return Err(CliError(
+                "--init and --init-z both say where the chain starts; give one".into(),
+            ));
+        }
+        let z = madbayes::io::read_matrix(path)
+            .map_err(|e| CliError(format!("--init-z {}: {e}", path.display())))?;
+        p = p.start_from(z);
     }
     let bp = match args.init {
         Some(Init::Prior) => {
@@ -120,9 +161,31 @@ pub(super) fn check(args: &FitArgs) -> Result<SamplerChecked, CliError> {
                 .map_err(|e| CliError(format!("--init bp-means: {e}")))?;
             Some(bp)
         }
-        Some(Init::Empty) | None => None,
+        Some(Init::Empty) => {
+            p = p.start_from_prior(false);
+            None
+        }
+        None => None,
     };
-    Ok(SamplerChecked::Ibp(p.check().map_err(err)?, bp))
+    let runs = ChainsArgs {
+        chains: args.chains.unwrap_or(madbayes::ibp::DEFAULT_CHAINS),
+        draws: args.draws.unwrap_or(madbayes::ibp::DEFAULT_DRAWS),
+    };
+    if runs.chains == 0 {
+        return Err(CliError(
+            "--chains must be at least 1 (the number of independent chains)".into(),
+        ));
+    }
+    if runs.draws == 0 {
+        return Err(CliError(
+            "--draws must be at least 1 (the draws kept per chain in draws.jsonl)".into(),
+        ));
+    }
+    Ok(SamplerChecked::Ibp(
+        Box::new(p.check().map_err(err)?),
+        bp,
+        runs,
+    ))
 }
 
 /// One line of trace.csv (the held-out fields empty without a holdout).
@@ -147,8 +210,9 @@ pub(super) fn fit(
     let mut csv = String::from("iteration,seconds,k,log_joint,heldout_loglik,heldout_l2\n");
     let mut average = split.map(|h| PredictiveAverage::new(h, x));
     let mut extra_json = Vec::new();
+    let mut extra_files = Vec::new();
     let (z, a, iterations, stop, trace_lj, model) = match checked {
-        SamplerChecked::Ibp(p, bp) => {
+        SamplerChecked::Ibp(p, bp, runs) => {
             let total = p.iterations();
             let started;
             let p = match bp {
@@ -169,30 +233,52 @@ pub(super) fn fit(
                 }
                 None => p,
             };
-            let mut lj = Vec::new();
-            let fit = p.fit_with(train, &mut |rec, z| {
-                let held = split.map(|h| {
-                    let post = a_posterior(train, z, rec.sigma_x, rec.sigma_a);
-                    let fp = FeaturePredictor::new(&post.mean);
-                    let predict = |row: &[f64], hid: &[usize]| fp.predict(row, hid);
-                    let avg = average.as_mut().expect("made with the split");
-                    let s = if 2 * rec.iteration > total {
-                        avg.add(rec.sigma_x, predict)
-                    } else {
-                        h.score(x, rec.sigma_x, predict)
-                    };
-                    (s.loglik, s.l2)
-                });
-                trace_line(
-                    &mut csv,
-                    rec.iteration,
-                    rec.seconds,
-                    rec.k,
-                    rec.log_joint,
-                    held,
-                );
-                lj.push(rec.log_joint);
-            })?;
+            // Each chain's trace.csv, held-out average and log joints, filled from its own
+            // thread in sweep order.
+            let states: Vec<Mutex<ChainOutput>> = (0..runs.chains)
+                .map(|_| {
+                    Mutex::new(ChainOutput {
+                        csv: csv.clone(),
+                        average: split.map(|h| PredictiveAverage::new(h, x)),
+                        lj: Vec::new(),
+                    })
+                })
+                .collect();
+            let posterior =
+                p.fit_chains_observed(train, runs.chains, runs.draws, &|c, rec, z| {
+                    let mut guard = states[c].lock().expect("no chain panicked");
+                    let out = &mut *guard;
+                    let held = split.map(|h| {
+                        let post = a_posterior(train, z, rec.sigma_x, rec.sigma_a);
+                        let fp = FeaturePredictor::new(&post.mean);
+                        let predict = |row: &[f64], hid: &[usize]| fp.predict(row, hid);
+                        let avg = out.average.as_mut().expect("made with the split");
+                        let s = if 2 * rec.iteration > total {
+                            avg.add(rec.sigma_x, predict)
+                        } else {
+                            h.score(x, rec.sigma_x, predict)
+                        };
+                        (s.loglik, s.l2)
+                    });
+                    trace_line(
+                        &mut out.csv,
+                        rec.iteration,
+                        rec.seconds,
+                        rec.k,
+                        rec.log_joint,
+                        held,
+                    );
+                    out.lj.push(rec.log_joint);
+                })?;
+            let best = posterior.best_chain();
+            let mut outputs: Vec<ChainOutput> = states
+                .into_iter()
+                .map(|m| m.into_inner().expect("no chain panicked"))
+                .collect();
+            let chosen = outputs.swap_remove(best);
+            csv = chosen.csv;
+            average = chosen.average;
+            let fit = posterior.chains()[best].clone();
             extra_json.push(("alpha", json!(fit.alpha())));
             extra_json.push(("sigma_x", json!(fit.sigma_x())));
             extra_json.push(("sigma_a", json!(fit.sigma_a())));
@@ -208,8 +294,10 @@ pub(super) fn fit(
                     "mean_k": ks.iter().sum::<f64>() / ks.len().max(1) as f64,
                 }),
             ));
+            chains_json(&posterior, total / 2, &mut extra_json);
+            extra_files.push(("draws.jsonl", draws_jsonl(&posterior)));
             let (z, a, n, stop) = (fit.z(), fit.means().clone(), fit.n_iter(), fit.stop());
-            (z, a, n, stop, lj, AnyModel::Ibp(fit))
+            (z, a, n, stop, chosen.lj, AnyModel::Ibp(fit))
         }
         SamplerChecked::Meibp(p) => {
             let alpha = p.alpha();
@@ -269,8 +357,158 @@ pub(super) fn fit(
         labels: None,
         means: a,
         z,
-        extra_files: vec![("trace.csv", csv)],
+        extra_files: {
+            extra_files.insert(0, ("trace.csv", csv));
+            extra_files
+        },
         extra_json,
         model,
     })
+}
+
+/// What one chain writes while it runs.
+struct ChainOutput<'a> {
+    csv: String,
+    average: Option<PredictiveAverage<'a>>,
+    lj: Vec<f64>,
+}
+
+/// summary.json's `chains`, `pooled`, `diagnostics`, `converged` and (when R̂ says the chains
+/// disagree) `diagnostics_warning`, which is also printed on stderr. `burn`: the sweeps of
+/// each chain left out of the per-chain means.
+fn chains_json(
+    post: &IbpPosterior,
+    burn: usize,
+    extra: &mut Vec<(&'static str, serde_json::Value)>,
+) {
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let per_chain: Vec<serde_json::Value> = post
+        .chains()
+        .iter()
+        .enumerate()
+        .map(|(c, f)| {
+            let kept = &f.records()[burn.min(f.records().len())..];
+            let of = |g: fn(&madbayes::ibp::IbpTraceRecord) -> f64| {
+                mean(&kept.iter().map(g).collect::<Vec<_>>())
+            };
+            let mut ks = std::collections::BTreeMap::new();
+            for r in kept {
+                *ks.entry(r.k).or_insert(0usize) += 1;
+            }
+            json!({
+                "chain": c,
+                "final": {
+                    "k": f.k(),
+                    "log_joint": f.log_joint(),
+                    "alpha": f.alpha(),
+                    "sigma_x": f.sigma_x(),
+                    "sigma_a": f.sigma_a(),
+                },
+                "retained_mean": {
+                    "k": of(|r| r.k as f64),
+                    "log_joint": of(|r| r.log_joint),
+                    "alpha": of(|r| r.alpha),
+                    "sigma_x": of(|r| r.sigma_x),
+                    "sigma_a": of(|r| r.sigma_a),
+                },
+                "k_distribution": ks
+                    .iter()
+                    .map(|(k, n)| json!({"k": k, "p": *n as f64 / kept.len().max(1) as f64}))
+                    .collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let draws = post.draws();
+    let pooled_mean = |g: fn(&madbayes::ibp::IbpTraceRecord) -> f64| {
+        mean(&draws.iter().map(|d| g(&d.record)).collect::<Vec<_>>())
+    };
+    let f = post.features();
+    let rows =
+        |m: &RowMatrix| -> Vec<Vec<f64>> { (0..m.n_rows()).map(|i| m.row(i).to_vec()).collect() };
+    let reference = post.reference_draw();
+    let diagnostics: serde_json::Map<String, serde_json::Value> = post
+        .diagnostics()
+        .named()
+        .iter()
+        .map(|(name, d)| {
+            (
+                name.to_string(),
+                json!({"rhat": d.rhat, "ess_bulk": d.ess_bulk, "ess_tail": d.ess_tail}),
+            )
+        })
+        .collect();
+    extra.push(("chains", json!(per_chain)));
+    extra.push((
+        "pooled",
+        json!({
+            "draws": draws.len(),
+            "k_distribution": post
+                .k_distribution()
+                .iter()
+                .map(|(k, p)| json!({"k": k, "p": p}))
+                .collect::<Vec<_>>(),
+            "mean": {
+                "k": pooled_mean(|r| r.k as f64),
+                "log_joint": pooled_mean(|r| r.log_joint),
+                "alpha": pooled_mean(|r| r.alpha),
+                "sigma_x": pooled_mean(|r| r.sigma_x),
+                "sigma_a": pooled_mean(|r| r.sigma_a),
+            },
+            "features": {
+                "reference": {"chain": reference.chain, "sweep": reference.sweep},
+                "means": rows(&f.means),
+                "row_probability": rows(&f.row_probability),
+                "match_rate": f.match_rate,
+            },
+        }),
+    ));
+    extra.push(("diagnostics", serde_json::Value::Object(diagnostics)));
+    let agree = post.agree();
+    extra.push(("converged", json!(agree)));
+    if !agree {
+        let bad: Vec<String> = post
+            .diagnostics()
+            .named()
+            .iter()
+            .filter(|(_, d)| d.rhat.is_nan() || d.rhat >= madbayes::eval::RHAT_THRESHOLD)
+            .map(|(name, d)| format!("{name} {:.3}", d.rhat))
+            .collect();
+        let warning = format!(
+            "the chains disagree: R̂ above {} for {} — run longer (--iterations) or read the \
+             chains' summaries before trusting the pooled one",
+            madbayes::eval::RHAT_THRESHOLD,
+            bad.join(", ")
+        );
+        eprintln!("warning: {warning}");
+        extra.push(("diagnostics_warning", json!(warning)));
+    }
+}
+
+/// draws.jsonl: one JSON object per retained draw (chain by chain, in sweep order) —
+/// `chain`, `sweep`, `k`, `log_joint`, `alpha`, `sigma_x`, `sigma_a`, and `z`, one string of
+/// K characters 0/1 per row.
+fn draws_jsonl(post: &IbpPosterior) -> String {
+    let mut out = String::new();
+    for d in post.draws() {
+        let z: Vec<String> = (0..d.z.n_rows())
+            .map(|i| {
+                (0..d.z.n_cols())
+                    .map(|k| if d.z.get(i, k) { '1' } else { '0' })
+                    .collect()
+            })
+            .collect();
+        let line = json!({
+            "chain": d.chain,
+            "sweep": d.sweep,
+            "k": d.record.k,
+            "log_joint": d.record.log_joint,
+            "alpha": d.record.alpha,
+            "sigma_x": d.record.sigma_x,
+            "sigma_a": d.record.sigma_a,
+            "z": z,
+        });
+        out.push_str(&line.to_string());
+        out.push('\n');
+    }
+    out
 }

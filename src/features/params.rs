@@ -379,8 +379,4 @@ impl FeatureValidParams {
     pub fn seeding(&self) -> FeatureSeeding {
         self.seeding
     }
-    /// Whether runs are refined after they converge ([`Self::refines`]).
-    pub fn refine(&self) -> bool {
-        self.refines()
-    }
 }

@@ -17,7 +17,8 @@
 //! P and h are recomputed from Z every `refresh` sweeps against rounding drift.
 
 use super::common::{
-    Hyper, draw_binary, draw_log_weighted, log_poisson_unnorm, log_prior_flip, shuffled,
+    Hyper, block_log_prior, draw_binary, draw_log_weighted, gray, log_poisson_unnorm,
+    log_prior_flip, pick_block, shuffled,
 };
 use super::dense::{chol_inverse, chol_logdet, cholesky, forward, grow_diag, remove_index};
 use super::model::gram;
@@ -158,6 +159,9 @@ impl Accelerated {
             }
             self.feats.set(n, c, on);
         }
+        if self.hyper.block >= 2 {
+            self.block_step(n, xn, &mut z, &mut fit, mo, rng);
+        }
         // Drop the features held by n alone: with row n out, their moments are the prior's.
         for c in (0..k).rev() {
             if self.feats.get(n, c) && self.feats.m(c) == 1 {
@@ -190,6 +194,59 @@ impl Accelerated {
         debug_assert_eq!(z.len(), k);
         mo.update(&z, xn, 1.0, sx2);
         self.apply_row(x, n, 1.0);
+    }
+
+    /// The joint update of row n on a block of shared features (W = 1; [`pick_block`]):
+    /// the 2^b values are visited in Gray-code order from the current one, one flip each.
+    fn block_step(
+        &mut self,
+        n: usize,
+        xn: &[f64],
+        z: &mut [f64],
+        fit: &mut RowFit,
+        mo: &Moments,
+        rng: &mut ChaCha8Rng,
+    ) {
+        let nn = self.feats.n();
+        let sx2 = self.hyper.sigma_x.powi(2);
+        let eligible: Vec<usize> = (0..self.feats.k())
+            .filter(|&c| self.feats.m(c) > usize::from(self.feats.get(n, c)))
+            .collect();
+        if eligible.len() < 2 {
+            return;
+        }
+        let block = pick_block(&eligible, self.hyper.block, rng);
+        let b = block.len();
+        let m_minus: Vec<usize> = block
+            .iter()
+            .map(|&c| self.feats.m(c) - usize::from(self.feats.get(n, c)))
+            .collect();
+        let cur: usize = block
+            .iter()
+            .enumerate()
+            .map(|(t, &c)| usize::from(self.feats.get(n, c)) << t)
+            .sum();
+        let mut logw = Vec::with_capacity(1 << b);
+        for t in 0..1usize << b {
+            if t > 0 {
+                let bit = (gray(t) ^ gray(t - 1)).trailing_zeros() as usize;
+                fit.flip(block[bit], z, mo);
+            }
+            let bits = cur ^ gray(t);
+            logw.push(
+                fit.loglik(xn, sx2, 0.0)
+                    + block_log_prior(&m_minus, bits, nn, self.hyper.block_fault),
+            );
+        }
+        let pick = draw_log_weighted(&logw, rng);
+        let last = gray((1 << b) - 1);
+        let diff = last ^ gray(pick);
+        for (t, &c) in block.iter().enumerate() {
+            if (diff >> t) & 1 == 1 {
+                fit.flip(c, z, mo);
+            }
+            self.feats.set(n, c, ((cur ^ gray(pick)) >> t) & 1 == 1);
+        }
     }
 
     fn window_step(&mut self, x: &RowMatrix, rows: &[usize], rng: &mut ChaCha8Rng) {
@@ -238,6 +295,46 @@ impl Accelerated {
                 let on = draw_binary(p0 + l0, p1 + l1, rng);
                 zw[i * k + c] = f64::from(u8::from(on));
                 self.feats.set(n, c, on);
+            }
+            // The joint update on a block of shared features (`common::pick_block`).
+            if self.hyper.block >= 2 {
+                let eligible: Vec<usize> = (0..k)
+                    .filter(|&c| self.feats.m(c) > usize::from(self.feats.get(n, c)))
+                    .collect();
+                if eligible.len() >= 2 {
+                    let block = pick_block(&eligible, self.hyper.block, rng);
+                    let m_minus: Vec<usize> = block
+                        .iter()
+                        .map(|&c| self.feats.m(c) - usize::from(self.feats.get(n, c)))
+                        .collect();
+                    let logw: Vec<f64> = (0..1usize << block.len())
+                        .map(|bits| {
+                            for (t, &c) in block.iter().enumerate() {
+                                zw[i * k + c] = f64::from(u8::from((bits >> t) & 1 == 1));
+                            }
+                            block_log_prior(&m_minus, bits, nn, self.hyper.block_fault)
+                                + window_loglik(
+                                    &zw,
+                                    w,
+                                    k,
+                                    &sigma,
+                                    &mu,
+                                    &xw,
+                                    d,
+                                    sx2,
+                                    i,
+                                    0.0,
+                                    &mut scratch,
+                                )
+                        })
+                        .collect();
+                    let bits = draw_log_weighted(&logw, rng);
+                    for (t, &c) in block.iter().enumerate() {
+                        let on = (bits >> t) & 1 == 1;
+                        zw[i * k + c] = f64::from(u8::from(on));
+                        self.feats.set(n, c, on);
+                    }
+                }
             }
             // Drop the features held by n alone (no row outside the window holds them, so
             // their rows of Σ₋W, μ₋W, P₋W, h₋W are the prior's).
@@ -474,6 +571,7 @@ fn window_loglik(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ibp::BlockFault;
     use crate::restarts::run_rng;
     use rand::RngExt;
 
@@ -496,6 +594,8 @@ mod tests {
             sigma_x: 0.4,
             sigma_a: 1.0,
             k_new_max: 4,
+            block: 0,
+            block_fault: BlockFault::None,
         };
         for window in [1, 3] {
             let mut s = Accelerated::new(&x, Feats::empty(30), h, window, 0);
@@ -524,6 +624,8 @@ mod tests {
             sigma_x: 0.4,
             sigma_a: 1.0,
             k_new_max: 4,
+            block: 0,
+            block_fault: BlockFault::None,
         };
         let mut s = Accelerated::new(&x, Feats::empty(12), h, 1, 0);
         let mut rng = run_rng(2, 0);
@@ -568,6 +670,8 @@ mod tests {
             sigma_x: 0.5,
             sigma_a: 1.2,
             k_new_max: 3,
+            block: 0,
+            block_fault: BlockFault::None,
         };
         let z = RowMatrix::from_rows(&[[1.0, 0.0], [1.0, 1.0], [0.0, 1.0], [0.0, 0.0], [1.0, 1.0]]);
         let mut f = Feats::empty(5);

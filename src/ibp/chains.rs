@@ -30,6 +30,11 @@ use crate::features::BinaryMatrix;
 use crate::model::{Model, Stop};
 use rayon::prelude::*;
 
+/// Chains run by default (`madbayes fit --chains`, the Python `IBPSampler(n_chains=...)`).
+pub const DEFAULT_CHAINS: usize = 4;
+/// Retained draws kept per chain by default (`madbayes fit --draws`).
+pub const DEFAULT_DRAWS: usize = 100;
+
 /// One retained, thinned sweep of one chain.
 #[derive(Clone, Debug)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -108,6 +113,19 @@ impl IbpValidParams {
         chains: usize,
         max_draws: usize,
     ) -> Result<IbpPosterior, FitError> {
+        self.fit_chains_observed(x, chains, max_draws, &|_, _, _| {})
+    }
+
+    /// [`fit_chains`](Self::fit_chains), calling `each(chain, record, z)` after every sweep
+    /// of every chain (from the chains' threads: chain c's calls come in sweep order, the
+    /// chains' calls interleave).
+    pub fn fit_chains_observed(
+        &self,
+        x: &RowMatrix,
+        chains: usize,
+        max_draws: usize,
+        each: &(dyn Fn(usize, &IbpTraceRecord, &RowMatrix) + Sync),
+    ) -> Result<IbpPosterior, FitError> {
         if chains == 0 {
             return Err(crate::ParamError::NotPositive {
                 name: "chains",
@@ -124,6 +142,7 @@ impl IbpValidParams {
             .map(|c| {
                 let mut draws = Vec::new();
                 let fit = self.fit_stream(x, c as u64, &mut |rec, z| {
+                    each(c, rec, z);
                     let t = rec.iteration;
                     if t > burn && (sweeps - t).is_multiple_of(thin) {
                         draws.push(Draw {

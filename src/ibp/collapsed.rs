@@ -24,7 +24,8 @@
 //! `refresh` sweeps against rounding drift.
 
 use super::common::{
-    Hyper, draw_binary, draw_log_weighted, log_poisson_unnorm, log_prior_flip, shuffled,
+    Hyper, block_log_prior, draw_binary, draw_log_weighted, log_poisson_unnorm, log_prior_flip,
+    pick_block, shuffled,
 };
 use super::dense::{chol_inverse, cholesky, grow_diag, matvec, remove_index};
 use super::model::gram;
@@ -142,6 +143,34 @@ impl Collapsed {
             z[c] = f64::from(u8::from(on));
             self.feats.set(n, c, on);
         }
+        // The joint update on a block of shared features (`common::pick_block`).
+        if self.hyper.block >= 2 {
+            let eligible: Vec<usize> = (0..k)
+                .filter(|&c| self.feats.m(c) > usize::from(z[c] != 0.0))
+                .collect();
+            if eligible.len() >= 2 {
+                let block = pick_block(&eligible, self.hyper.block, rng);
+                let m_minus: Vec<usize> = block
+                    .iter()
+                    .map(|&c| self.feats.m(c) - usize::from(z[c] != 0.0))
+                    .collect();
+                let logw: Vec<f64> = (0..1usize << block.len())
+                    .map(|bits| {
+                        for (t, &c) in block.iter().enumerate() {
+                            z[c] = f64::from(u8::from((bits >> t) & 1 == 1));
+                        }
+                        block_log_prior(&m_minus, bits, nn, self.hyper.block_fault)
+                            + row_loglik(&q, &bm, &z, xn, xx, s2, 0.0, &mut u)
+                    })
+                    .collect();
+                let bits = draw_log_weighted(&logw, rng);
+                for (t, &c) in block.iter().enumerate() {
+                    let on = (bits >> t) & 1 == 1;
+                    z[c] = f64::from(u8::from(on));
+                    self.feats.set(n, c, on);
+                }
+            }
+        }
 
         // Drop the features held by row n alone (their rows of Q are e_k/r, of B₋ zero);
         // the new-feature step below redraws their number.
@@ -241,6 +270,7 @@ fn row_loglik(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ibp::BlockFault;
     use crate::ibp::model::{collapsed_log_lik, log_ibp_prior};
     use crate::restarts::run_rng;
     use rand::RngExt;
@@ -262,6 +292,8 @@ mod tests {
             sigma_x: 0.4,
             sigma_a: 1.0,
             k_new_max: 4,
+            block: 0,
+            block_fault: BlockFault::None,
         }
     }
 

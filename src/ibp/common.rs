@@ -14,6 +14,26 @@ pub(crate) struct Hyper {
     pub sigma_a: f64,
     /// Largest number of new features one row may draw in one step (truncation of Eq. 4).
     pub k_new_max: usize,
+    /// Size of the block of shared features each row draws jointly after its single-entry
+    /// updates (0 or 1: none); see [`pick_block`].
+    pub block: usize,
+    /// A deliberate error in the block update's weights (tests only; [`BlockFault::None`]
+    /// everywhere else).
+    pub block_fault: BlockFault,
+}
+
+/// A deliberate error in the joint block update's weights, for the tests that show the
+/// exact-posterior checks catch it. Only [`BlockFault::None`] is a correct sampler.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockFault {
+    /// The correct update.
+    None,
+    /// The prior of the block's values is left out (weights from the likelihood alone).
+    NoPrior,
+    /// The prior of each entry is m_{−n,k}/(N − 1) (on) and (N − 1 − m_{−n,k})/(N − 1) (off),
+    /// the share among the other rows, instead of Eq. 3's m_{−n,k}/N.
+    OtherRowsShare,
 }
 
 /// Draws z ∈ {0, 1} with P(z = 1) = e^{l1} / (e^{l0} + e^{l1}).
@@ -51,4 +71,47 @@ pub(crate) fn log_prior_flip(m_minus: usize, n: usize) -> (f64, f64) {
 /// depend on more than the class \[Z\] — the chain would no longer leave P(\[Z\] | X) invariant.
 pub(crate) fn shuffled(k: usize, rng: &mut ChaCha8Rng) -> Vec<usize> {
     crate::restarts::random_permutation(k, rng)
+}
+
+/// The block of a row's joint update: `b` distinct features drawn uniformly among those
+/// with m_{−n,k} > 0 (`eligible`, which depends on the other rows only, so choosing the block
+/// does not look at the entries it updates). The row's entries on the block are then drawn
+/// jointly from their conditional over all 2^b values (a blocked Gibbs step), which moves a
+/// row between, e.g., {a + b} and {a, b} — two features taking the place of their sum — in one
+/// step where single-entry moves must cross a state that fits the row far worse.
+pub(crate) fn pick_block(eligible: &[usize], b: usize, rng: &mut ChaCha8Rng) -> Vec<usize> {
+    let mut pool = eligible.to_vec();
+    let b = b.min(pool.len());
+    for t in 0..b {
+        let u = rng.random_range(t..pool.len());
+        pool.swap(t, u);
+    }
+    pool.truncate(b);
+    pool
+}
+
+/// The t-th value of the binary reflected Gray code: consecutive values differ in one bit.
+pub(crate) fn gray(t: usize) -> usize {
+    t ^ (t >> 1)
+}
+
+/// log prior of the block's values `bits` (bit t for feature `block[t]`):
+/// Σ_t log(m_{−n,k}/N) or log((N − m_{−n,k})/N) (Eq. 3, independent over k).
+/// `fault` is [`BlockFault::None`] except in the tests that break it on purpose.
+pub(crate) fn block_log_prior(m_minus: &[usize], bits: usize, n: usize, fault: BlockFault) -> f64 {
+    m_minus
+        .iter()
+        .enumerate()
+        .map(|(t, &m)| {
+            let (l0, l1) = match fault {
+                BlockFault::None => log_prior_flip(m, n),
+                BlockFault::NoPrior => (0.0, 0.0),
+                BlockFault::OtherRowsShare => {
+                    let others = (n - 1) as f64;
+                    (((n - 1 - m) as f64 / others).ln(), (m as f64 / others).ln())
+                }
+            };
+            if (bits >> t) & 1 == 1 { l1 } else { l0 }
+        })
+        .sum()
 }

@@ -3,10 +3,11 @@
 //!
 //! * α | Z ~ Gamma(1 + K, 1 + H_N) (shape, rate): the prior Gamma(1, 1) times the
 //!   α-dependent part α^K e^{−α H_N} of P(\[Z\]) (Eq. 1);
-//! * A | Z, X is drawn from its posterior (Eq. 6), then, with inverse-gamma IG(1, 1) priors
-//!   on the variances,
-//!   σ_X² | X, Z, A ~ IG(1 + ND/2, 1 + ‖X − ZA‖²_F / 2) and
-//!   σ_A² | A ~ IG(1 + KD/2, 1 + ‖A‖²_F / 2).
+//! * A | Z, X is drawn from its posterior (Eq. 6), then, with inverse-gamma IG(1, v) priors
+//!   on the variances, v the variance of all entries of X (so the priors move with the data's
+//!   scale: multiplying X by c multiplies every draw of σ_X and σ_A by c),
+//!   σ_X² | X, Z, A ~ IG(1 + ND/2, v + ‖X − ZA‖²_F / 2) and
+//!   σ_A² | A ~ IG(1 + KD/2, v + ‖A‖²_F / 2).
 //!
 //! Gamma draws use Marsaglia & Tsang (2000); an inverse-gamma draw is 1/Gamma(shape, rate).
 
@@ -53,12 +54,14 @@ pub(crate) fn resample_alpha(z: &RowMatrix, rng: &mut ChaCha8Rng) -> f64 {
     gamma(1.0 + k as f64, 1.0 + harmonic(n), rng)
 }
 
-/// New (σ_X, σ_A) drawn given X and Z through a draw of A (module documentation).
+/// New (σ_X, σ_A) drawn given X and Z through a draw of A (module documentation); `scale`
+/// is v, the prior scale of both variances.
 pub(crate) fn resample_sigmas(
     x: &RowMatrix,
     z: &RowMatrix,
     sigma_x: f64,
     sigma_a: f64,
+    scale: f64,
     rng: &mut ChaCha8Rng,
 ) -> (f64, f64) {
     let (n, d, k) = (x.n_rows(), x.n_cols(), z.n_cols());
@@ -74,8 +77,8 @@ pub(crate) fn resample_sigmas(
         rss += r.iter().map(|v| v * v).sum::<f64>();
     }
     let aa: f64 = a.as_slice().iter().map(|v| v * v).sum();
-    let sx2 = 1.0 / gamma(1.0 + (n * d) as f64 / 2.0, 1.0 + rss / 2.0, rng);
-    let sa2 = 1.0 / gamma(1.0 + (k * d) as f64 / 2.0, 1.0 + aa / 2.0, rng);
+    let sx2 = 1.0 / gamma(1.0 + (n * d) as f64 / 2.0, scale + rss / 2.0, rng);
+    let sa2 = 1.0 / gamma(1.0 + (k * d) as f64 / 2.0, scale + aa / 2.0, rng);
     (sx2.sqrt(), sa2.sqrt())
 }
 

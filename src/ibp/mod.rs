@@ -26,9 +26,14 @@ mod missing;
 pub mod model;
 mod params;
 mod semi;
+pub mod split_merge;
 mod state;
 
-pub use chains::{AlignedFeatures, ChainDiagnostics, Draw, IbpPosterior};
+pub use chains::{
+    AlignedFeatures, ChainDiagnostics, DEFAULT_CHAINS, DEFAULT_DRAWS, Draw, IbpPosterior,
+};
+#[doc(hidden)]
+pub use common::BlockFault;
 pub use meibp::{
     Extremes, Meibp, MeibpFit, MeibpParams, MeibpTraceRecord, MeibpValidParams, RowObjective,
 };
@@ -36,5 +41,7 @@ pub use missing::{ColumnPosteriors, HiddenScore};
 pub use model::{APosterior, a_posterior, collapsed_log_lik, log_ibp_prior};
 pub(crate) use params::frequency_shift;
 pub use params::{
-    IbpFit, IbpKind, IbpParams, IbpSampler, IbpTraceRecord, IbpValidParams, data_std,
+    IbpDefaults, IbpFit, IbpKind, IbpParams, IbpSampler, IbpStart, IbpTraceRecord, IbpValidParams,
+    data_std,
 };
+pub use split_merge::split_merge_steps;

@@ -3,12 +3,13 @@
 
 use super::accelerated::Accelerated;
 use super::collapsed::Collapsed;
-use super::common::Hyper;
+use super::common::{BlockFault, Hyper};
 use super::dense::std_normal;
 use super::hyper::{resample_alpha, resample_sigmas};
 use super::missing::ColumnPosteriors;
 use super::model::{a_posterior, collapsed_log_lik, log_ibp_prior};
 use super::semi::SemiCollapsed;
+use super::split_merge::{self, Fault};
 use super::state::Feats;
 use crate::RowMatrix;
 use crate::error::{FitError, ParamError, check_data};
@@ -73,31 +74,105 @@ pub(crate) fn check_shared(
     Ok(())
 }
 
+/// How a chain starts when no Z is given.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IbpStart {
+    /// Z with no feature.
+    Empty,
+    /// Z drawn from the IBP(α) prior on the chain's stream.
+    Prior,
+}
+
+/// The defaults of the IBP samplers — one source for the library and the command line.
+///
+/// [`IbpDefaults::TUNED`] is what `IbpSampler::params` and `madbayes fit` use;
+/// [`IbpDefaults::PLAIN`] is the paper's plain sampler (D-V&G §5: fixed α = 2,
+/// σ_X = 0.25σ, σ_A = 0.75σ, an empty start, single-entry Gibbs moves only), one call
+/// ([`IbpParams::plain`]) or one flag (`--plain`) away.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct IbpDefaults {
+    /// α, or its starting value when it is resampled.
+    pub alpha: f64,
+    /// σ_X (or its starting value) as a fraction of σ, the standard deviation of all
+    /// entries of X.
+    pub sigma_x_fraction: f64,
+    /// σ_A (or its starting value) as a fraction of σ.
+    pub sigma_a_fraction: f64,
+    /// Sweeps.
+    pub iterations: usize,
+    /// Whether the hyperparameters the user does not give are resampled every sweep.
+    pub resample: bool,
+    /// Where the chain starts.
+    pub start: IbpStart,
+    /// Split–merge attempts after every sweep.
+    pub split_merge: usize,
+    /// Size of each row's joint block update (0: none).
+    pub block: usize,
+}
+
+impl IbpDefaults {
+    /// The defaults, chosen by measurement on generated block images (docs/ibp.md): α, σ_X
+    /// and σ_A resampled unless given (Gamma(1, 1) on α; IG(1, v) on the variances, v the
+    /// data's variance), starting from α = 1, σ_X = σ (a chain that starts with a large
+    /// noise level builds the coarse features first and lets the resampling shrink σ_X;
+    /// started at 0.25σ it freezes in many small features at low noise), σ_A = 0.75σ; an
+    /// empty start; 10 split–merge attempts after every sweep and a joint update of each row
+    /// on 3 features; 1000 sweeps.
+    pub const TUNED: Self = Self {
+        alpha: 1.0,
+        sigma_x_fraction: 1.0,
+        sigma_a_fraction: 0.75,
+        iterations: 1000,
+        resample: true,
+        start: IbpStart::Empty,
+        split_merge: 10,
+        block: 3,
+    };
+    /// The paper's plain sampler (D-V&G §5): α = 2, σ_X = 0.25σ, σ_A = 0.75σ, all fixed, an
+    /// empty start, no split–merge, no block update, 1000 sweeps.
+    pub const PLAIN: Self = Self {
+        alpha: 2.0,
+        sigma_x_fraction: 0.25,
+        sigma_a_fraction: 0.75,
+        iterations: 1000,
+        resample: false,
+        start: IbpStart::Empty,
+        split_merge: 0,
+        block: 0,
+    };
+}
+
 /// Entry point: `IbpSampler::params(kind)`.
 pub struct IbpSampler;
 
 impl IbpSampler {
-    /// Parameters of an IBP sampler with the defaults of D-V&G §5: α = 2, σ_X = 0.25σ,
-    /// σ_A = 0.75σ with σ the standard deviation of all entries of X (computed at fit time
-    /// unless given), 1000 iterations, seed 0, window W = 1 (accelerated only; the optimal W
-    /// by D-V&G §4.1), at most 4 new features per row and step (`k_new_max`, the truncation
-    /// of Eq. 4 — under α/N ≤ 1 the Poisson mass beyond 4 is below 0.4%, and far smaller
-    /// for the usual α/N ≪ 1). The chain starts from Z with no feature unless
-    /// [`start_from_prior`](IbpParams::start_from_prior) is set.
+    /// Parameters of an IBP sampler with the defaults [`IbpDefaults::TUNED`]: σ is the
+    /// standard deviation of all entries of X (computed at fit time unless both σ's are
+    /// given), seed 0, window W = 1 (accelerated only; the optimal W by D-V&G §4.1), at most
+    /// 4 new features per row and step (`k_new_max`, the truncation of Eq. 4 — under
+    /// α/N ≤ 1 the Poisson mass beyond 4 is below 0.4%, and far smaller for the usual
+    /// α/N ≪ 1). [`plain`](IbpParams::plain) switches to [`IbpDefaults::PLAIN`].
     pub fn params(kind: IbpKind) -> IbpParams {
         IbpParams(IbpValidParams {
             kind,
-            alpha: 2.0,
+            base: IbpDefaults::TUNED,
+            alpha: None,
             sigma_x: None,
             sigma_a: None,
-            iterations: 1000,
+            iterations: None,
             seed: 0,
             window: None,
             k_new_max: 4,
             refresh: 1,
-            resample_alpha: false,
-            resample_sigmas: false,
-            start: Start::Empty,
+            resample_alpha: None,
+            resample_sigma_x: None,
+            resample_sigma_a: None,
+            start: None,
+            split_merge: None,
+            fault: Fault::None,
+            block: None,
+            block_fault: BlockFault::None,
         })
     }
 }
@@ -110,17 +185,23 @@ pub struct IbpParams(IbpValidParams);
 #[derive(Clone, Debug)]
 pub struct IbpValidParams {
     kind: IbpKind,
-    alpha: f64,
+    base: IbpDefaults,
+    alpha: Option<f64>,
     sigma_x: Option<f64>,
     sigma_a: Option<f64>,
-    iterations: usize,
+    iterations: Option<usize>,
     seed: u64,
     window: Option<usize>,
     k_new_max: usize,
     refresh: usize,
-    resample_alpha: bool,
-    resample_sigmas: bool,
-    start: Start,
+    resample_alpha: Option<bool>,
+    resample_sigma_x: Option<bool>,
+    resample_sigma_a: Option<bool>,
+    start: Option<Start>,
+    split_merge: Option<usize>,
+    fault: Fault,
+    block: Option<usize>,
+    block_fault: BlockFault,
 }
 
 /// Where a chain starts.
@@ -135,24 +216,35 @@ enum Start {
 }
 
 impl IbpParams {
-    /// The IBP concentration α.
-    pub fn alpha(mut self, a: f64) -> Self {
-        self.0.alpha = a;
+    /// The paper's plain sampler ([`IbpDefaults::PLAIN`]): fixed α = 2, σ_X = 0.25σ,
+    /// σ_A = 0.75σ, an empty start, single-entry Gibbs moves only. Options set on the builder
+    /// still apply.
+    pub fn plain(mut self) -> Self {
+        self.0.base = IbpDefaults::PLAIN;
         self
     }
-    /// The noise standard deviation σ_X (default 0.25 × the data's standard deviation).
+    /// The IBP concentration α; giving it fixes α unless resampling is asked for
+    /// explicitly ([`resample_alpha`](Self::resample_alpha)).
+    pub fn alpha(mut self, a: f64) -> Self {
+        self.0.alpha = Some(a);
+        self
+    }
+    /// The noise standard deviation σ_X (default: resampled from 1 × the data's standard
+    /// deviation; 0.25 × fixed for [`plain`](Self::plain));
+    /// giving it fixes σ_X unless resampling is asked for explicitly.
     pub fn sigma_x(mut self, s: f64) -> Self {
         self.0.sigma_x = Some(s);
         self
     }
-    /// The feature standard deviation σ_A (default 0.75 × the data's standard deviation).
+    /// The feature standard deviation σ_A (default 0.75 × the data's standard deviation);
+    /// giving it fixes σ_A unless resampling is asked for explicitly.
     pub fn sigma_a(mut self, s: f64) -> Self {
         self.0.sigma_a = Some(s);
         self
     }
-    /// Number of sweeps.
+    /// Number of sweeps (default 1000).
     pub fn iterations(mut self, n: usize) -> Self {
-        self.0.iterations = n;
+        self.0.iterations = Some(n);
         self
     }
     /// Seed of all randomness (the chain draws from `run_rng(seed, 0)`).
@@ -177,30 +269,34 @@ impl IbpParams {
         self.0.refresh = sweeps;
         self
     }
-    /// Resample α (prior Gamma(1, 1)), σ_X and σ_A (inverse-gamma IG(1, 1) priors on the
-    /// variances) by conjugate Gibbs steps after every sweep; the given or default values
-    /// are then only the starting point. Default off.
+    /// Resample (`true`) or fix (`false`) all of α (prior Gamma(1, 1)), σ_X and σ_A
+    /// (inverse-gamma IG(1, v) priors on the variances, v the data's variance; module
+    /// `hyper`), whether given or not; resampled, the given or default values are only the
+    /// starting point. Without this call, the hyperparameters that are not given are
+    /// resampled (default) and the given ones are fixed.
     pub fn resample_hyper(mut self, on: bool) -> Self {
-        self.0.resample_alpha = on;
-        self.0.resample_sigmas = on;
+        self.0.resample_alpha = Some(on);
+        self.0.resample_sigma_x = Some(on);
+        self.0.resample_sigma_a = Some(on);
         self
     }
-    /// Resample α only (Gamma(1, 1) prior), after every sweep. Default off.
+    /// Resample (`true`) or fix (`false`) α (Gamma(1, 1) prior) after every sweep.
     pub fn resample_alpha(mut self, on: bool) -> Self {
-        self.0.resample_alpha = on;
+        self.0.resample_alpha = Some(on);
         self
     }
-    /// Resample σ_X and σ_A only (IG(1, 1) priors on the variances), after every sweep.
-    /// Default off.
+    /// Resample (`true`) or fix (`false`) σ_X and σ_A (IG(1, v) priors on the variances)
+    /// after every sweep.
     pub fn resample_sigmas(mut self, on: bool) -> Self {
-        self.0.resample_sigmas = on;
+        self.0.resample_sigma_x = Some(on);
+        self.0.resample_sigma_a = Some(on);
         self
     }
     /// Start the chain from a Z drawn from the IBP(α) prior (the Indian-buffet restaurant,
     /// on the chain's own random stream) instead of an empty Z: chains with different seeds
-    /// then start from different places, as D-V&G's 5 chains do (§6). Default off.
+    /// then start from different places, as D-V&G's 5 chains do (§6).
     pub fn start_from_prior(mut self, on: bool) -> Self {
-        self.0.start = if on { Start::Prior } else { Start::Empty };
+        self.0.start = Some(if on { Start::Prior } else { Start::Empty });
         self
     }
     /// Start the chain from the given Z (`N × K`, non-zero entries count as 1; columns no
@@ -208,13 +304,51 @@ impl IbpParams {
     /// to check that a chain stays in the posterior's bulk. Its row count must match the
     /// data's (checked at fit time).
     pub fn start_from(mut self, z: RowMatrix) -> Self {
-        self.0.start = Start::Given(z);
+        self.0.start = Some(Start::Given(z));
+        self
+    }
+    /// Split–merge Metropolis–Hastings attempts after every sweep (0: none). Each draws two
+    /// rows and a feature of each, and proposes to split the feature when both rows hold the
+    /// same one, or to merge the two otherwise; the new allocation is drawn by sequential
+    /// allocation and scored on the collapsed marginal (module `split_merge`). The moves leave
+    /// the posterior unchanged and let a chain leave modes that single-entry Gibbs moves
+    /// cannot: a feature that is the sum of two true ones, or two halves of one.
+    pub fn split_merge(mut self, attempts: usize) -> Self {
+        self.0.split_merge = Some(attempts);
+        self
+    }
+    /// After its single-entry updates, each row also draws its entries on a block of this
+    /// many shared features jointly, from their conditional over all 2^b values (0 or 1:
+    /// no block step). The block is drawn uniformly for each row. Two features that take the
+    /// place of their sum, or a feature and its negative correction, are then one step apart
+    /// for a row instead of a valley apart.
+    pub fn block(mut self, b: usize) -> Self {
+        self.0.block = Some(b);
+        self
+    }
+    /// A deliberately wrong acceptance ratio of the split–merge move, for the tests that show
+    /// the exact-posterior checks catch it.
+    #[doc(hidden)]
+    pub fn split_merge_fault(mut self, fault: Fault) -> Self {
+        self.0.fault = fault;
+        self
+    }
+    /// A deliberately wrong weight of the joint block update, for the tests that show the
+    /// exact-posterior checks catch it.
+    #[doc(hidden)]
+    pub fn block_fault(mut self, fault: BlockFault) -> Self {
+        self.0.block_fault = fault;
         self
     }
     /// Checks the rules that hold for any data.
     pub fn check(self) -> Result<IbpValidParams, ParamError> {
         let p = self.0;
-        check_shared(p.alpha, p.sigma_x, p.sigma_a, p.iterations)?;
+        check_shared(
+            p.alpha.unwrap_or(p.base.alpha),
+            p.sigma_x,
+            p.sigma_a,
+            p.iterations(),
+        )?;
         match p.window {
             Some(0) => return Err(ParamError::ZeroWindow),
             Some(_) if p.kind != IbpKind::Accelerated => {
@@ -398,6 +532,25 @@ impl Chain {
             Chain::Accelerated(c) => &c.feats,
         }
     }
+    /// Split–merge attempts on the chain's Z; the sampler's own state is recomputed when one
+    /// is accepted (the semi-collapsed sampler redraws A at the start of every sweep anyway).
+    fn split_merge(
+        &mut self,
+        x: &RowMatrix,
+        h: Hyper,
+        attempts: usize,
+        fault: Fault,
+        rng: &mut ChaCha8Rng,
+    ) {
+        let feats = match self {
+            Chain::Collapsed(c) => &mut c.feats,
+            Chain::Semi(c) => &mut c.feats,
+            Chain::Accelerated(c) => &mut c.feats,
+        };
+        if split_merge::run(x, feats, &h, attempts, fault, rng) > 0 {
+            self.set_hyper(x, h);
+        }
+    }
 }
 
 impl Fit for IbpValidParams {
@@ -405,7 +558,7 @@ impl Fit for IbpValidParams {
 
     /// Runs the chain; `observer` hears of every sweep.
     fn fit_observed(&self, x: &RowMatrix, observer: &dyn Observer) -> Result<IbpFit, FitError> {
-        observer.start(self.iterations);
+        observer.start(self.iterations());
         self.fit_with(x, &mut |_, _| observer.run_finished())
     }
 }
@@ -418,14 +571,27 @@ impl IbpValidParams {
 
     /// Number of sweeps.
     pub fn iterations(&self) -> usize {
-        self.iterations
+        self.iterations.unwrap_or(self.base.iterations)
     }
 
     /// The same parameters with the chain starting from `z` (as
     /// [`IbpParams::start_from`]; its shape is checked at fit time).
     pub fn with_start(mut self, z: RowMatrix) -> Self {
-        self.start = Start::Given(z);
+        self.start = Some(Start::Given(z));
         self
+    }
+
+    /// Whether α, σ_X and σ_A are resampled (an explicit choice, else the defaults':
+    /// resampled unless given).
+    pub fn resampled(&self) -> (bool, bool, bool) {
+        let auto = |given: bool| self.base.resample && !given;
+        (
+            self.resample_alpha.unwrap_or(auto(self.alpha.is_some())),
+            self.resample_sigma_x
+                .unwrap_or(auto(self.sigma_x.is_some())),
+            self.resample_sigma_a
+                .unwrap_or(auto(self.sigma_a.is_some())),
+        )
     }
 
     /// Runs the chain on `x`.
@@ -503,20 +669,34 @@ impl IbpValidParams {
                             .into(),
                     ));
                 }
-                (sx.unwrap_or(0.25 * s), sa.unwrap_or(0.75 * s))
+                (
+                    sx.unwrap_or(self.base.sigma_x_fraction * s),
+                    sa.unwrap_or(self.base.sigma_a_fraction * s),
+                )
             }
         };
+        let alpha = self.alpha.unwrap_or(self.base.alpha);
         let mut hyper = Hyper {
-            alpha: self.alpha,
+            alpha,
             sigma_x,
             sigma_a,
             k_new_max: self.k_new_max,
+            block: self.block.unwrap_or(self.base.block),
+            block_fault: self.block_fault,
         };
+        let (re_alpha, re_sx, re_sa) = self.resampled();
+        let split_merge = self.split_merge.unwrap_or(self.base.split_merge);
+        // The prior scale of the variances (module `hyper`).
+        let scale = visible_std(x, hidden).powi(2);
         let n = x.n_rows();
         let mut rng = run_rng(self.seed, stream);
-        let feats = match &self.start {
+        let base_start = match self.base.start {
+            IbpStart::Empty => Start::Empty,
+            IbpStart::Prior => Start::Prior,
+        };
+        let feats = match self.start.as_ref().unwrap_or(&base_start) {
             Start::Empty => Feats::empty(n),
-            Start::Prior => Feats::from_matrix(&ibp_restaurant(n, self.alpha, &mut rng)),
+            Start::Prior => Feats::from_matrix(&ibp_restaurant(n, alpha, &mut rng)),
             Start::Given(z) if z.n_rows() == n && z.as_slice().iter().all(|v| v.is_finite()) => {
                 Feats::from_matrix(z)
             }
@@ -542,23 +722,32 @@ impl IbpValidParams {
             )),
         };
         let mut seconds = 0.0;
-        let mut trace = Vec::with_capacity(self.iterations);
-        for it in 1..=self.iterations {
+        let iterations = self.iterations();
+        let mut trace = Vec::with_capacity(iterations);
+        for it in 1..=iterations {
             let start = Instant::now();
             chain.sweep(&work, &mut rng);
+            if split_merge > 0 {
+                chain.split_merge(&work, hyper, split_merge, self.fault, &mut rng);
+            }
             let z = chain.feats().to_row_matrix();
-            if self.resample_alpha {
+            if re_alpha {
                 hyper.alpha = resample_alpha(&z, &mut rng);
             }
-            if self.resample_sigmas {
-                let (sx, sa) = resample_sigmas(&work, &z, hyper.sigma_x, hyper.sigma_a, &mut rng);
-                hyper.sigma_x = sx;
-                hyper.sigma_a = sa;
+            if re_sx || re_sa {
+                let (sx, sa) =
+                    resample_sigmas(&work, &z, hyper.sigma_x, hyper.sigma_a, scale, &mut rng);
+                if re_sx {
+                    hyper.sigma_x = sx;
+                }
+                if re_sa {
+                    hyper.sigma_a = sa;
+                }
             }
             if let Some(h) = hidden {
                 impute(&mut work, h, &z, &hyper, &mut rng);
             }
-            if self.resample_alpha || self.resample_sigmas || hidden.is_some() {
+            if re_alpha || re_sx || re_sa || hidden.is_some() {
                 chain.set_hyper(&work, hyper);
             }
             seconds += start.elapsed().as_secs_f64();
@@ -618,20 +807,9 @@ fn impute(
     }
 }
 
-/// Read-back of the parameters, e.g. to show a builder's defaults.
+/// Read-back of the parameters, e.g. to show a builder's defaults (the hyperparameters'
+/// defaults are [`IbpDefaults`]).
 impl IbpValidParams {
-    /// The IBP concentration α (the starting value when it is resampled).
-    pub fn alpha(&self) -> f64 {
-        self.alpha
-    }
-    /// σ_X if given (`None`: derived from the data at fit time).
-    pub fn sigma_x(&self) -> Option<f64> {
-        self.sigma_x
-    }
-    /// σ_A if given (`None`: derived from the data at fit time).
-    pub fn sigma_a(&self) -> Option<f64> {
-        self.sigma_a
-    }
     /// Seed of all randomness.
     pub fn seed(&self) -> u64 {
         self.seed
@@ -643,19 +821,6 @@ impl IbpValidParams {
     /// Most new features per row and step.
     pub fn k_new_max(&self) -> usize {
         self.k_new_max
-    }
-    /// Whether α is resampled after every sweep.
-    pub fn resamples_alpha(&self) -> bool {
-        self.resample_alpha
-    }
-    /// Whether σ_X and σ_A are resampled after every sweep.
-    pub fn resamples_sigmas(&self) -> bool {
-        self.resample_sigmas
-    }
-    /// Whether the chain starts from a draw of the IBP prior (else from an empty Z or a
-    /// given one).
-    pub fn starts_from_prior(&self) -> bool {
-        matches!(self.start, Start::Prior)
     }
 }
 
@@ -673,6 +838,8 @@ mod tests {
             sigma_x: 1.0,
             sigma_a: 1.0,
             k_new_max: 4,
+            block: 0,
+            block_fault: BlockFault::None,
         };
         let record = IbpTraceRecord {
             iteration: 1,
@@ -735,11 +902,30 @@ mod tests {
         );
         let x = RowMatrix::from_rows(&[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]);
         let s = data_std(&x);
+        // The defaults resample σ_X and σ_A (and α) from their starting values.
         let fit = p.fit(&x).unwrap();
-        assert!((fit.sigma_x() - 0.25 * s).abs() < 1e-15);
-        assert!((fit.sigma_a() - 0.75 * s).abs() < 1e-15);
+        assert_eq!(p.resampled(), (true, true, true));
+        assert!((fit.sigma_x() - s).abs() > 1e-12);
+        assert!((fit.sigma_a() - 0.75 * s).abs() > 1e-12);
         assert_eq!(fit.records().len(), 3);
         assert_eq!(fit.means().n_rows(), fit.k());
+        // The plain sampler keeps them at 0.25σ and 0.75σ; a given value is fixed.
+        let plain = IbpSampler::params(IbpKind::Accelerated)
+            .plain()
+            .iterations(3)
+            .check()
+            .unwrap();
+        assert_eq!(plain.resampled(), (false, false, false));
+        let fit = plain.fit(&x).unwrap();
+        assert!((fit.sigma_x() - 0.25 * s).abs() < 1e-15);
+        assert!((fit.sigma_a() - 0.75 * s).abs() < 1e-15);
+        let given = IbpSampler::params(IbpKind::Accelerated)
+            .sigma_x(0.3)
+            .iterations(3)
+            .check()
+            .unwrap();
+        assert_eq!(given.resampled(), (true, false, true));
+        assert_eq!(given.fit(&x).unwrap().sigma_x(), 0.3);
     }
 
     #[test]

@@ -13,7 +13,8 @@
 //!   I/σ_A² + 11ᵀ/σ_X², information 1 eᵀ/σ_X².
 
 use super::common::{
-    Hyper, draw_binary, draw_log_weighted, log_poisson_unnorm, log_prior_flip, shuffled,
+    Hyper, block_log_prior, draw_binary, draw_log_weighted, gray, log_poisson_unnorm,
+    log_prior_flip, pick_block, shuffled,
 };
 use super::dense::{draw_information, identity};
 use super::model::a_posterior;
@@ -89,6 +90,53 @@ impl SemiCollapsed {
             let on = draw_binary(p0 + l0, p1 + l1, rng);
             e.copy_from_slice(if on { &e1 } else { &e0 });
             self.feats.set(n, c, on);
+        }
+        // The joint update on a block of shared features (`common::pick_block`), its 2^b
+        // values visited in Gray-code order, one feature added to or taken from e each.
+        if self.hyper.block >= 2 {
+            let eligible: Vec<usize> = (0..self.feats.k())
+                .filter(|&c| self.feats.m(c) > usize::from(self.feats.get(n, c)))
+                .collect();
+            if eligible.len() >= 2 {
+                let block = pick_block(&eligible, self.hyper.block, rng);
+                let m_minus: Vec<usize> = block
+                    .iter()
+                    .map(|&c| self.feats.m(c) - usize::from(self.feats.get(n, c)))
+                    .collect();
+                let cur: usize = block
+                    .iter()
+                    .enumerate()
+                    .map(|(t, &c)| usize::from(self.feats.get(n, c)) << t)
+                    .sum();
+                let toggle = |e: &mut [f64], t: usize, bits: usize, a: &[f64]| {
+                    let ac = &a[block[t] * d..(block[t] + 1) * d];
+                    // bits holds the value after the flip.
+                    if (bits >> t) & 1 == 1 {
+                        sub(e, ac);
+                    } else {
+                        add(e, ac);
+                    }
+                };
+                let mut logw = Vec::with_capacity(1 << block.len());
+                for t in 0..1usize << block.len() {
+                    if t > 0 {
+                        let bit = (gray(t) ^ gray(t - 1)).trailing_zeros() as usize;
+                        toggle(&mut e, bit, cur ^ gray(t), &self.a);
+                    }
+                    logw.push(
+                        block_log_prior(&m_minus, cur ^ gray(t), nn, self.hyper.block_fault)
+                            - sq(&e) / (2.0 * sx2),
+                    );
+                }
+                let pick = draw_log_weighted(&logw, rng);
+                let (last, want) = (cur ^ gray((1 << block.len()) - 1), cur ^ gray(pick));
+                for (t, &c) in block.iter().enumerate() {
+                    if ((last ^ want) >> t) & 1 == 1 {
+                        toggle(&mut e, t, want, &self.a);
+                    }
+                    self.feats.set(n, c, (want >> t) & 1 == 1);
+                }
+            }
         }
         // Drop the features held by row n alone; the new-feature step redraws them.
         for c in (0..self.feats.k()).rev() {

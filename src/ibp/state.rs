@@ -36,6 +36,11 @@ impl Feats {
         feats
     }
 
+    /// N, the number of rows.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
     pub fn k(&self) -> usize {
         self.cols.len()
     }
@@ -79,6 +84,16 @@ impl Feats {
         c[n] = 1;
         self.cols.push(c);
         self.m.push(1);
+    }
+
+    /// Appends a feature held by the rows where `col` is non-zero (at least one).
+    pub fn push_col(&mut self, col: Vec<u8>) {
+        debug_assert_eq!(col.len(), self.n);
+        let m = col.iter().filter(|&&v| v != 0).count();
+        debug_assert!(m > 0, "a feature no row holds");
+        self.cols
+            .push(col.into_iter().map(|v| u8::from(v != 0)).collect());
+        self.m.push(m);
     }
 
     /// Z as a 0.0/1.0 matrix.

@@ -19,9 +19,9 @@
 //! residual) is computed by the same expression in the same order by every party, so the
 //! distributed decisions are those of the serial sweep bit for bit.
 
-use super::OccTrace;
-use super::dp::{Blocks, OccFit};
-use crate::error::{FitError, ParamError, check_data, check_penalty};
+use super::params::{OccBpMeansValidParams, OccParams};
+use super::{OccFit, OccTrace};
+use crate::error::{FitError, check_data};
 use crate::features::BinaryMatrix;
 use crate::features::FeatureModel;
 use crate::features::bp_means::clean_columns_mask_from_gram;
@@ -30,8 +30,6 @@ use crate::features::lstsq::{NormalSums, solve_normal};
 use crate::features::model::FeatureRun;
 use crate::features::objective::row_residual;
 use crate::linalg::dot;
-use crate::model::Fit;
-use crate::restarts::Observer;
 use crate::{MatrixView, RowMatrix};
 use rayon::prelude::*;
 use std::ops::Range;
@@ -230,100 +228,15 @@ impl FeatureStats {
     }
 }
 
-/// Entry point: `OccBpMeans::params(penalty)`.
+/// Entry point: `OccBpMeans::params(penalty)`; also the marker of its [`OccParams`].
+#[derive(Clone, Copy, Debug)]
 pub struct OccBpMeans;
 
 impl OccBpMeans {
-    /// OCC BP-means with penalty P. Defaults: 8 blocks of contiguous rows, epochs of 256 rows
-    /// per block, no cap on K, at most 100 iterations. The run starts from one feature, the
+    /// OCC BP-means with penalty P (defaults in [`OccParams`]). The run starts from one feature, the
     /// mean of X, held by every row.
-    pub fn params(penalty: f64) -> OccBpMeansParams {
-        OccBpMeansParams(OccBpMeansValidParams {
-            penalty,
-            blocks: Blocks::Even(8),
-            epoch_size: 256,
-            k_max: None,
-            max_iter: 100,
-        })
-    }
-}
-
-/// Unchecked OCC BP-means parameters (a builder).
-#[derive(Clone, Debug)]
-pub struct OccBpMeansParams(OccBpMeansValidParams);
-
-/// OCC BP-means parameters that passed [`OccBpMeansParams::check`].
-#[derive(Clone, Debug)]
-pub struct OccBpMeansValidParams {
-    penalty: f64,
-    blocks: Blocks,
-    epoch_size: usize,
-    k_max: Option<usize>,
-    max_iter: usize,
-}
-
-impl OccBpMeansParams {
-    /// Cut the rows into `p` contiguous blocks of nearly equal size (the simulated workers).
-    pub fn blocks(mut self, p: usize) -> Self {
-        self.0.blocks = Blocks::Even(p);
-        self
-    }
-    /// Cut the rows into these contiguous ranges, in order.
-    pub fn block_ranges(mut self, ranges: Vec<Range<usize>>) -> Self {
-        self.0.blocks = Blocks::Ranges(ranges);
-        self
-    }
-    /// Rows each block processes per epoch (b).
-    pub fn epoch_size(mut self, b: usize) -> Self {
-        self.0.epoch_size = b;
-        self
-    }
-    /// Caps the number of features.
-    pub fn k_max(mut self, k: Option<usize>) -> Self {
-        self.0.k_max = k;
-        self
-    }
-    /// Iteration cap.
-    pub fn max_iter(mut self, m: usize) -> Self {
-        self.0.max_iter = m;
-        self
-    }
-    /// Checks the rules that hold for any data.
-    pub fn check(self) -> Result<OccBpMeansValidParams, ParamError> {
-        let p = self.0;
-        check_penalty(p.penalty)?;
-        if p.k_max == Some(0) {
-            return Err(ParamError::KZero(0));
-        }
-        if p.max_iter == 0 {
-            return Err(ParamError::NoIterations);
-        }
-        if p.epoch_size == 0 || p.blocks == Blocks::Even(0) {
-            return Err(ParamError::NotPositive {
-                name: if p.epoch_size == 0 {
-                    "epoch-size"
-                } else {
-                    "blocks"
-                },
-                value: 0.0,
-            });
-        }
-        Ok(p)
-    }
-}
-
-impl Fit for OccBpMeansValidParams {
-    type Model = FeatureModel;
-
-    fn fit_observed(
-        &self,
-        x: &RowMatrix,
-        observer: &dyn Observer,
-    ) -> Result<FeatureModel, FitError> {
-        observer.start(1);
-        let fit = self.fit_traced(x.view())?;
-        observer.run_finished();
-        Ok(fit.model)
+    pub fn params(penalty: f64) -> OccParams<OccBpMeans> {
+        OccParams::new(penalty)
     }
 }
 
@@ -332,8 +245,8 @@ impl OccBpMeansValidParams {
     pub fn fit_traced(&self, x: MatrixView<'_>) -> Result<OccFit<FeatureModel>, FitError> {
         check_data(x)?;
         let n = x.n_rows();
-        let blocks = self.blocks.ranges(n)?;
-        let k_max = self.k_max.unwrap_or(usize::MAX);
+        let blocks = self.block_ranges(n)?;
+        let k_max = self.k_cap();
         // One feature held by every row, at the mean of X (from the statistics of that Z).
         let mut z: Vec<Vec<u8>> = vec![vec![1]; n];
         let (_, mut a) = block_stats(x, &blocks, &z, 1).solve();
@@ -341,24 +254,14 @@ impl OccBpMeansValidParams {
         let mut trace = Vec::new();
         let mut converged = false;
         let mut n_iter = 0;
-        let epochs = blocks
-            .iter()
-            .map(|b| b.len().div_ceil(self.epoch_size))
-            .max()
-            .unwrap_or(0);
-        while n_iter < self.max_iter {
+        let epochs = self.epochs(&blocks);
+        while n_iter < self.max_iter() {
             n_iter += 1;
             let start = z.clone();
             let mut order = Vec::with_capacity(n);
             let mut log = Vec::with_capacity(epochs);
             for e in 0..epochs {
-                let windows: Vec<Range<usize>> = blocks
-                    .iter()
-                    .map(|b| {
-                        let s = (b.start + e * self.epoch_size).min(b.end);
-                        s..(s + self.epoch_size).min(b.end)
-                    })
-                    .collect();
+                let windows = self.windows(&blocks, e);
                 let steps: Vec<BpProposals> = windows
                     .par_iter()
                     .map(|w| {

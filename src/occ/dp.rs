@@ -12,13 +12,13 @@
 //!   row order and over blocks in block order; empty clusters are dropped. Stop when an
 //!   iteration changes no label.
 
-use super::{OccTrace, check_blocks, even_blocks};
+use super::params::{OccDpMeansValidParams, OccParams};
+use super::{OccFit, OccTrace};
 use crate::clustering::Clustering;
 use crate::clustering::model::ClusterRun;
-use crate::error::{FitError, ParamError, check_data, check_penalty};
+use crate::error::{FitError, check_data};
 use crate::linalg::{axpy, sq_dist};
-use crate::model::{Fit, Model};
-use crate::restarts::{Best, Observer};
+use crate::restarts::Best;
 use crate::{MatrixView, RowMatrix};
 use rayon::prelude::*;
 use std::ops::Range;
@@ -33,7 +33,7 @@ pub struct DpProposals {
 }
 
 /// The nearest of `centres` to `x` (ties to the lowest index) and its squared distance.
-fn nearest(x: &[f64], centres: MatrixView<'_>) -> Option<(usize, f64)> {
+pub(super) fn nearest(x: &[f64], centres: MatrixView<'_>) -> Option<(usize, f64)> {
     let mut best: Option<(usize, f64)> = None;
     for (k, c) in centres.rows().enumerate() {
         let d = sq_dist(x, c);
@@ -178,124 +178,14 @@ impl ClusterStats {
     }
 }
 
-/// Entry point: `OccDpMeans::params(penalty)`.
+/// Entry point: `OccDpMeans::params(penalty)`; also the marker of its [`OccParams`].
+#[derive(Clone, Copy, Debug)]
 pub struct OccDpMeans;
 
 impl OccDpMeans {
-    /// OCC DP-means with penalty P. Defaults: 8 blocks of contiguous rows, epochs of 256 rows
-    /// per block, no cap on K, at most 100 iterations.
-    pub fn params(penalty: f64) -> OccDpMeansParams {
-        OccDpMeansParams(OccDpMeansValidParams {
-            penalty,
-            blocks: Blocks::Even(8),
-            epoch_size: 256,
-            k_max: None,
-            max_iter: 100,
-        })
-    }
-}
-
-/// How the rows are cut into blocks.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) enum Blocks {
-    /// This many contiguous blocks of (nearly) equal size.
-    Even(usize),
-    /// These contiguous row ranges, in order.
-    Ranges(Vec<Range<usize>>),
-}
-
-impl Blocks {
-    pub(super) fn ranges(&self, n: usize) -> Result<Vec<Range<usize>>, FitError> {
-        let r = match self {
-            Blocks::Even(p) => even_blocks(n, *p),
-            Blocks::Ranges(r) => r.clone(),
-        };
-        check_blocks(&r, n)?;
-        Ok(r)
-    }
-}
-
-/// Unchecked OCC DP-means parameters (a builder).
-#[derive(Clone, Debug)]
-pub struct OccDpMeansParams(OccDpMeansValidParams);
-
-/// OCC DP-means parameters that passed [`OccDpMeansParams::check`].
-#[derive(Clone, Debug)]
-pub struct OccDpMeansValidParams {
-    penalty: f64,
-    blocks: Blocks,
-    epoch_size: usize,
-    k_max: Option<usize>,
-    max_iter: usize,
-}
-
-impl OccDpMeansParams {
-    /// Cut the rows into `p` contiguous blocks of nearly equal size (the simulated workers).
-    pub fn blocks(mut self, p: usize) -> Self {
-        self.0.blocks = Blocks::Even(p);
-        self
-    }
-    /// Cut the rows into these contiguous ranges, in order (as a row-chunked array is).
-    pub fn block_ranges(mut self, ranges: Vec<Range<usize>>) -> Self {
-        self.0.blocks = Blocks::Ranges(ranges);
-        self
-    }
-    /// Rows each block processes per epoch (b).
-    pub fn epoch_size(mut self, b: usize) -> Self {
-        self.0.epoch_size = b;
-        self
-    }
-    /// Caps the number of clusters.
-    pub fn k_max(mut self, k: Option<usize>) -> Self {
-        self.0.k_max = k;
-        self
-    }
-    /// Iteration cap.
-    pub fn max_iter(mut self, m: usize) -> Self {
-        self.0.max_iter = m;
-        self
-    }
-    /// Checks the rules that hold for any data.
-    pub fn check(self) -> Result<OccDpMeansValidParams, ParamError> {
-        let p = self.0;
-        check_penalty(p.penalty)?;
-        if p.k_max == Some(0) {
-            return Err(ParamError::KZero(0));
-        }
-        if p.max_iter == 0 {
-            return Err(ParamError::NoIterations);
-        }
-        if p.epoch_size == 0 || p.blocks == Blocks::Even(0) {
-            return Err(ParamError::NotPositive {
-                name: if p.epoch_size == 0 {
-                    "epoch-size"
-                } else {
-                    "blocks"
-                },
-                value: 0.0,
-            });
-        }
-        Ok(p)
-    }
-}
-
-/// A model fitted by OCC, with its [`OccTrace`].
-#[derive(Clone, Debug)]
-pub struct OccFit<M> {
-    /// The fitted model.
-    pub model: M,
-    /// The serial-equivalent orders and the proposals per epoch.
-    pub occ: OccTrace,
-}
-
-impl Fit for OccDpMeansValidParams {
-    type Model = Clustering;
-
-    fn fit_observed(&self, x: &RowMatrix, observer: &dyn Observer) -> Result<Clustering, FitError> {
-        observer.start(1);
-        let fit = self.fit_traced(x.view())?;
-        observer.run_finished();
-        Ok(fit.model)
+    /// OCC DP-means with penalty P (defaults in [`OccParams`]).
+    pub fn params(penalty: f64) -> OccParams<OccDpMeans> {
+        OccParams::new(penalty)
     }
 }
 
@@ -305,8 +195,8 @@ impl OccDpMeansValidParams {
     pub fn fit_traced(&self, x: MatrixView<'_>) -> Result<OccFit<Clustering>, FitError> {
         check_data(x)?;
         let n = x.n_rows();
-        let blocks = self.blocks.ranges(n)?;
-        let k_max = self.k_max.unwrap_or(usize::MAX);
+        let blocks = self.block_ranges(n)?;
+        let k_max = self.k_cap();
         let all_zero = vec![0usize; n];
         let mut centres = block_stats(x, &blocks, &all_zero, 1).means().0;
         let mut labels = vec![usize::MAX; n];
@@ -314,24 +204,14 @@ impl OccDpMeansValidParams {
         let mut trace = Vec::new();
         let mut converged = false;
         let mut n_iter = 0;
-        let epochs = blocks
-            .iter()
-            .map(|b| b.len().div_ceil(self.epoch_size))
-            .max()
-            .unwrap_or(0);
-        while n_iter < self.max_iter {
+        let epochs = self.epochs(&blocks);
+        while n_iter < self.max_iter() {
             n_iter += 1;
             let mut next = vec![0usize; n];
             let mut order = Vec::with_capacity(n);
             let mut log = Vec::with_capacity(epochs);
             for e in 0..epochs {
-                let windows: Vec<Range<usize>> = blocks
-                    .iter()
-                    .map(|b| {
-                        let s = (b.start + e * self.epoch_size).min(b.end);
-                        s..(s + self.epoch_size).min(b.end)
-                    })
-                    .collect();
+                let windows = self.windows(&blocks, e);
                 let steps: Vec<DpProposals> = windows
                     .par_iter()
                     .map(|w| {
@@ -375,7 +255,7 @@ impl OccDpMeansValidParams {
                 *l = map[*l].expect("a label's cluster is not empty");
             }
             centres = means;
-            trace.push(objective(x, &blocks, &next, &centres, self.penalty));
+            trace.push(block_objective(x, &blocks, &next, &centres, self.penalty));
             let same = next == labels;
             labels = next;
             if same {
@@ -425,7 +305,7 @@ fn block_stats(
 }
 
 /// Σ_n ‖x_n − a_{c_n}‖² + (K − 1)·P, summed per block in row order and over blocks in order.
-fn objective(
+pub(super) fn block_objective(
     x: MatrixView<'_>,
     blocks: &[Range<usize>],
     labels: &[usize],
@@ -441,30 +321,6 @@ fn objective(
         })
         .collect();
     parts.iter().sum::<f64>() + (means.n_rows() as f64 - 1.0) * penalty
-}
-
-impl<M: Model> Model for OccFit<M> {
-    fn z(&self) -> crate::BinaryMatrix {
-        self.model.z()
-    }
-    fn means(&self) -> &RowMatrix {
-        self.model.means()
-    }
-    fn objective(&self) -> f64 {
-        self.model.objective()
-    }
-    fn trace(&self) -> &[f64] {
-        self.model.trace()
-    }
-    fn n_iter(&self) -> usize {
-        self.model.n_iter()
-    }
-    fn stop(&self) -> crate::Stop {
-        self.model.stop()
-    }
-    fn predict_z(&self, x: &RowMatrix) -> Result<crate::BinaryMatrix, FitError> {
-        self.model.predict_z(x)
-    }
 }
 
 #[cfg(test)]

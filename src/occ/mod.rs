@@ -17,6 +17,11 @@
 //! predicate (a squared distance or residual *greater than* P opens) is used by the workers,
 //! the validator and the serial algorithm, so ties at exactly P cannot break the equality.
 //!
+//! **Online facility location.** [`OccOfl`] distributes Meyerson's one-pass OFL the same
+//! way (Pan et al. §3.3): each row's random draw is fixed by the seed and its index, and the
+//! validator re-tests a proposal against the facilities accepted before it with the same
+//! draw, so the run equals serial OFL over the recorded order.
+//!
 //! **Engine independence.** The worker step ([`dp_propose`], [`bp_propose`]), the validators
 //! ([`dp_validate`], [`bp_validate`]) and the statistics ([`ClusterStats`], [`FeatureStats`])
 //! are plain functions of plain data, so any engine can run them: the in-process runners
@@ -29,14 +34,15 @@
 
 mod bp;
 mod dp;
+mod ofl;
+mod params;
 
-pub use bp::{
-    BpProposals, BpValidation, FeatureStats, OccBpMeans, OccBpMeansParams, OccBpMeansValidParams,
-    bp_propose, bp_validate,
-};
-pub use dp::{
-    ClusterStats, DpProposals, DpValidation, OccDpMeans, OccDpMeansParams, OccDpMeansValidParams,
-    OccFit, dp_propose, dp_validate,
+pub use bp::{BpProposals, BpValidation, FeatureStats, OccBpMeans, bp_propose, bp_validate};
+pub use dp::{ClusterStats, DpProposals, DpValidation, OccDpMeans, dp_propose, dp_validate};
+pub use ofl::{OccOfl, OflProposals, ofl_opens, ofl_propose, ofl_uniform, ofl_validate};
+pub use params::{
+    OccAlgo, OccBpMeansParams, OccBpMeansValidParams, OccDpMeansParams, OccDpMeansValidParams,
+    OccOflParams, OccOflValidParams, OccParams, OccValidParams,
 };
 
 /// What an OCC run records beyond its result: for every iteration, the serial-equivalent
@@ -58,6 +64,39 @@ impl OccTrace {
     /// Proposals the validator did not accept (they were resolved against earlier ones).
     pub fn rejections(&self) -> usize {
         self.epochs.iter().flatten().map(|e| e.0 - e.1).sum()
+    }
+}
+
+/// A model fitted by OCC, with its [`OccTrace`].
+#[derive(Clone, Debug)]
+pub struct OccFit<M> {
+    /// The fitted model.
+    pub model: M,
+    /// The serial-equivalent orders and the proposals per epoch.
+    pub occ: OccTrace,
+}
+
+impl<M: crate::Model> crate::Model for OccFit<M> {
+    fn z(&self) -> crate::BinaryMatrix {
+        self.model.z()
+    }
+    fn means(&self) -> &crate::RowMatrix {
+        self.model.means()
+    }
+    fn objective(&self) -> f64 {
+        self.model.objective()
+    }
+    fn trace(&self) -> &[f64] {
+        self.model.trace()
+    }
+    fn n_iter(&self) -> usize {
+        self.model.n_iter()
+    }
+    fn stop(&self) -> crate::Stop {
+        self.model.stop()
+    }
+    fn predict_z(&self, x: &crate::RowMatrix) -> Result<crate::BinaryMatrix, crate::FitError> {
+        self.model.predict_z(x)
     }
 }
 

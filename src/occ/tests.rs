@@ -361,3 +361,161 @@ fn proposals_and_rejections_are_counted_per_epoch() {
     );
     let _: MatrixView<'_> = x.view();
 }
+
+/// Serial online facility location (Meyerson), written out again: the rows in `order`, each
+/// with its draw u_n; a row opens a facility when u_n · P is below its squared distance to
+/// the nearest facility (ties to the lowest index), or when there is none, below the cap.
+fn serial_ofl(
+    x: &RowMatrix,
+    order: &[usize],
+    penalty: f64,
+    seed: u64,
+    k_max: usize,
+) -> (Vec<usize>, RowMatrix) {
+    let mut facilities = RowMatrix::zeros(0, x.n_cols());
+    let mut labels = vec![usize::MAX; x.n_rows()];
+    for &i in order {
+        let mut best = (usize::MAX, f64::INFINITY);
+        for (k, c) in facilities.rows().enumerate() {
+            let d = sq_dist(x.row(i), c);
+            if d < best.1 {
+                best = (k, d);
+            }
+        }
+        let u = ofl_uniform(seed, i);
+        if facilities.n_rows() < k_max && u * penalty < best.1 {
+            facilities.push_row(x.row(i));
+            labels[i] = facilities.n_rows() - 1;
+        } else {
+            labels[i] = best.0;
+        }
+    }
+    (labels, facilities)
+}
+
+fn ofl_replay(x: &RowMatrix, p: usize, b: usize, penalty: f64, k_max: Option<usize>, seed: u64) {
+    let fit = OccOfl::params(penalty)
+        .blocks(p)
+        .epoch_size(b)
+        .k_max(k_max)
+        .seed(seed)
+        .check()
+        .unwrap()
+        .fit_traced(x.view())
+        .unwrap();
+    let what = format!("P = {p}, b = {b}, penalty {penalty}, cap {k_max:?}, seed {seed}");
+    let order = &fit.occ.orders[0];
+    let mut sorted = order.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, (0..x.n_rows()).collect::<Vec<_>>(), "{what}");
+    let (labels, facilities) = serial_ofl(x, order, penalty, seed, k_max.unwrap_or(usize::MAX));
+    assert_eq!(fit.model.labels(), &labels[..], "{what}");
+    assert_eq!(fit.model.means(), &facilities, "{what}");
+    let objective: f64 = (0..x.n_rows())
+        .map(|i| sq_dist(x.row(i), facilities.row(labels[i])))
+        .sum::<f64>()
+        + (facilities.n_rows() as f64 - 1.0) * penalty;
+    assert!(
+        (fit.model.objective() - objective).abs() <= 1e-12 * objective,
+        "{what}"
+    );
+    let accepted: usize = fit.occ.epochs[0].iter().map(|e| e.1).sum();
+    assert_eq!(accepted, facilities.n_rows(), "{what}");
+}
+
+#[test]
+fn occ_ofl_equals_serial_ofl_on_its_recorded_order() {
+    for (seed, grid) in [(1, false), (2, true), (3, true)] {
+        let x = data(150, 2, seed, grid);
+        for p in [1, 2, 5] {
+            for b in [1, 4, 40] {
+                for penalty in [0.5, 2.0, 4.0, 20.0] {
+                    ofl_replay(&x, p, b, penalty, None, seed);
+                }
+                ofl_replay(&x, p, b, 1.0, Some(4), seed + 10);
+            }
+        }
+    }
+}
+
+#[test]
+fn ofl_with_one_block_of_one_row_epochs_visits_the_rows_in_order_and_ignores_threads() {
+    let x = data(500, 3, 7, false);
+    let fit = |blocks: usize, b: usize, threads: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| {
+                OccOfl::params(3.0)
+                    .blocks(blocks)
+                    .epoch_size(b)
+                    .seed(11)
+                    .check()
+                    .unwrap()
+                    .fit_traced(x.view())
+                    .unwrap()
+            })
+    };
+    let one = fit(1, 1, 1);
+    assert_eq!(one.occ.orders[0], (0..500).collect::<Vec<_>>());
+    assert_eq!(one.occ.rejections(), 0);
+    let (a, b) = (fit(6, 20, 1), fit(6, 20, 2));
+    assert_eq!(a.model.labels(), b.model.labels());
+    assert_eq!(a.model.means(), b.model.means());
+    assert_eq!(a.occ, b.occ);
+    // Every facility is a row of X, and each row's facility is its nearest one.
+    for c in a.model.means().rows() {
+        assert!((0..500).any(|i| x.row(i) == c));
+    }
+}
+
+#[test]
+fn ofl_draws_depend_on_the_seed_and_row_only_and_look_uniform() {
+    assert_eq!(ofl_uniform(3, 17), ofl_uniform(3, 17));
+    assert_ne!(ofl_uniform(3, 17), ofl_uniform(4, 17));
+    assert_ne!(ofl_uniform(3, 17), ofl_uniform(3, 18));
+    let n = 100_000;
+    let u: Vec<f64> = (0..n).map(|i| ofl_uniform(5, i)).collect();
+    assert!(u.iter().all(|&v| (0.0..1.0).contains(&v)));
+    let mean = u.iter().sum::<f64>() / n as f64;
+    // The mean of n uniforms has sd 1/√(12 n) ≈ 0.0009: 5 sd.
+    assert!((mean - 0.5).abs() < 0.0046, "{mean}");
+    let below_tenth = u.iter().filter(|&&v| v < 0.1).count() as f64 / n as f64;
+    assert!((below_tenth - 0.1).abs() < 0.005, "{below_tenth}");
+    // A facility cost far above every squared distance leaves about one facility per
+    // expected opening; one far below it opens one per row.
+    let x = data(300, 2, 3, false);
+    let fit = |penalty: f64| {
+        OccOfl::params(penalty)
+            .check()
+            .unwrap()
+            .fit_traced(x.view())
+            .unwrap()
+            .model
+            .k()
+    };
+    assert_eq!(fit(1e-12), 300);
+    assert!(fit(1e9) <= 2);
+}
+
+/// The three runners fit through the common contract and give what `fit_traced` gives.
+#[test]
+fn the_runners_fit_through_the_contract() {
+    use crate::model::Fit;
+    let x = data(200, 2, 4, false);
+    let dp = OccDpMeans::params(2.0).blocks(3).check().unwrap();
+    assert_eq!(
+        dp.fit(&x).unwrap().labels(),
+        dp.fit_traced(x.view()).unwrap().model.labels()
+    );
+    let bp = OccBpMeans::params(2.0).blocks(3).check().unwrap();
+    assert_eq!(
+        bp.fit(&x).unwrap().z(),
+        bp.fit_traced(x.view()).unwrap().model.z()
+    );
+    let ofl = OccOfl::params(2.0).blocks(3).seed(5).check().unwrap();
+    let m = ofl.fit(&x).unwrap();
+    assert_eq!(m.labels(), ofl.fit_traced(x.view()).unwrap().model.labels());
+    assert_eq!((m.n_iter(), m.trace().len()), (1, 1));
+}

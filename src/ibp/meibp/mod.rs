@@ -82,16 +82,21 @@ use std::time::Instant;
 pub struct Meibp;
 
 impl Meibp {
+    /// The default iteration cap ([`MeibpParams::max_iter`]); `madbayes fit --algo meibp`
+    /// uses it too.
+    pub const DEFAULT_MAX_ITER: usize = 100;
+
     /// MEIBP with at most `k_max` features. Defaults of R&G §4: α = 3,
     /// σ_X = σ_A = 0.75σ (σ the standard deviation of all entries of X, unless given),
-    /// at most 100 iterations, seed 0 (Z starts with each entry 1 with probability 1/2).
+    /// at most [`Meibp::DEFAULT_MAX_ITER`] (100) iterations, seed 0 (Z starts with each
+    /// entry 1 with probability 1/2).
     pub fn params(k_max: usize) -> MeibpParams {
         MeibpParams {
             k_max,
             alpha: 3.0,
             sigma_x: None,
             sigma_a: None,
-            max_iter: 100,
+            max_iter: Self::DEFAULT_MAX_ITER,
             seed: 0,
         }
     }

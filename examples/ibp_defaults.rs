@@ -3,13 +3,13 @@
 //! ```text
 //! cargo run --release --example ibp_defaults -- --kinds collapsed,semi,accelerated
 //!     --ns 100,500,2000 --noises 0.1,0.3,0.5 --seeds 1,2 --sweeps 300
-//!     [--split-merge 0,10] [--block 0,3] [--sx-frac 0.25,1] [--plain]
+//!     [--split-merge 0,10] [--recode R] [--block 0,3] [--sx-frac 0.25,1] [--plain]
 //! ```
 //!
 //! For every combination, generates block images (`madbayes gen blocks`: p = 0.5, data seed
 //! = chain seed), fits the sampler with the library defaults (`IbpSampler::params(kind)`:
-//! hyperparameters resampled, data as given) except the split–merge attempts and the block
-//! size given, and prints one line: K, whether the four shapes are recovered (each true shape
+//! hyperparameters resampled, data as given) except the split–merge attempts, the recoding
+//! attempts (`--recode`; default as many as the split–merge attempts) and the block size given, and prints one line: K, whether the four shapes are recovered (each true shape
 //! matched one-to-one by a learned feature's posterior mean within 0.35 in every pixel — a
 //! feature that is the sum of two shapes is 1 away somewhere, so it is a miss), the final
 //! log joint, the log joint of the true Z at the chain's final hyperparameters, σ_X, α and
@@ -66,6 +66,8 @@ fn main() {
     let blocks: Vec<usize> = list(&args, "block", "3");
     let sweeps: usize = list(&args, "sweeps", "300")[0];
     let fracs: Vec<f64> = list(&args, "sx-frac", "0");
+    // Recoding attempts per sweep (default: as many as the split–merge attempts).
+    let recode: Option<usize> = args.get("recode").map(|v| v.parse().expect("a number"));
     for &n in &ns {
         for &noise in &noises {
             for &seed in &seeds {
@@ -85,6 +87,9 @@ fn main() {
                                 p = p
                                     .sigma_x(frac * madbayes::ibp::data_std(&data.x))
                                     .resample_hyper(true);
+                            }
+                            if let Some(r) = recode {
+                                p = p.recode(r);
                             }
                             let fit = p
                                 .split_merge(sm)

@@ -43,6 +43,7 @@
 use super::common::{BlockFault, Hyper};
 use super::dense::{chol_logdet, chol_solve, cholesky, forward, remove_index};
 use super::model::ln_factorial_table;
+use super::recode::{self, RecodeFault};
 use super::state::Feats;
 use crate::RowMatrix;
 use crate::restarts::random_permutation;
@@ -79,14 +80,14 @@ pub(crate) enum Outcome {
 }
 
 /// ZᵀZ (`K × K`) and ZᵀX (`K × D`) of the current state, with the constants of Eq. 5.
-struct Marginal {
+pub(super) struct Marginal {
     k: usize,
     ztz: Vec<f64>,
     ztx: Vec<f64>,
 }
 
 impl Marginal {
-    fn of(x: &RowMatrix, feats: &Feats) -> Self {
+    pub(super) fn of(x: &RowMatrix, feats: &Feats) -> Self {
         let (n, d, k) = (x.n_rows(), x.n_cols(), feats.k());
         let mut ztz = vec![0.0; k * k];
         let mut ztx = vec![0.0; k * d];
@@ -109,7 +110,7 @@ impl Marginal {
     /// log p(X | Z) up to the terms that do not depend on Z: −(N − K)D log σ_X − KD log σ_A
     /// − (D/2) log det M + ‖L⁻¹ZᵀX‖²/(2σ_X²), M = ZᵀZ + (σ_X²/σ_A²)I = L Lᵀ (Eq. 5 without
     /// −(ND/2) log 2π − ‖X‖²/(2σ_X²)).
-    fn log_lik(&self, d: usize, h: &Hyper) -> f64 {
+    pub(super) fn log_lik(&self, d: usize, h: &Hyper) -> f64 {
         let k = self.k;
         let r = (h.sigma_x / h.sigma_a).powi(2);
         let mut m = self.ztz.clone();
@@ -126,7 +127,13 @@ impl Marginal {
     }
 
     /// The Gram matrices after removing the columns `gone` (increasing) and appending `new`.
-    fn proposal(&self, x: &RowMatrix, feats: &Feats, gone: &[usize], new: &[Vec<u8>]) -> Marginal {
+    pub(super) fn proposal(
+        &self,
+        x: &RowMatrix,
+        feats: &Feats,
+        gone: &[usize],
+        new: &[Vec<u8>],
+    ) -> Marginal {
         let d = x.n_cols();
         let kept: Vec<usize> = (0..self.k).filter(|c| !gone.contains(c)).collect();
         let k2 = kept.len() + new.len();
@@ -328,26 +335,37 @@ fn log_q_mixture(alloc: &[(bool, bool)], sams: f64) -> f64 {
     max + terms.iter().map(|t| (t - max).exp()).sum::<f64>().ln()
 }
 
-/// Runs `attempts` split–merge attempts on `feats`; returns how many were accepted.
+/// Runs `attempts` split–merge attempts and `recodes` recoding attempts (module `recode`)
+/// on `feats`, interleaved (one of each while both last); returns how many were accepted.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn run(
     x: &RowMatrix,
     feats: &mut Feats,
     hyper: &Hyper,
     attempts: usize,
+    recodes: usize,
     fault: Fault,
+    recode_fault: RecodeFault,
     rng: &mut ChaCha8Rng,
 ) -> usize {
-    if attempts == 0 || x.n_rows() < 2 {
+    if attempts.max(recodes) == 0 || x.n_rows() < 2 {
         return 0;
     }
     let lf = ln_factorial_table(x.n_rows());
     let mut marg = Marginal::of(x, feats);
     let mut ll = marg.log_lik(x.n_cols(), hyper);
     let mut accepted = 0;
-    for _ in 0..attempts {
-        match attempt(x, feats, &mut marg, &mut ll, hyper, &lf, fault, rng) {
-            Outcome::Split | Outcome::Merged => accepted += 1,
-            Outcome::Nothing | Outcome::Rejected => {}
+    for t in 0..attempts.max(recodes) {
+        if t < attempts {
+            match attempt(x, feats, &mut marg, &mut ll, hyper, &lf, fault, rng) {
+                Outcome::Split | Outcome::Merged => accepted += 1,
+                Outcome::Nothing | Outcome::Rejected => {}
+            }
+        }
+        if t < recodes
+            && recode::attempt(x, feats, &mut marg, &mut ll, hyper, &lf, recode_fault, rng)
+        {
+            accepted += 1;
         }
     }
     accepted
@@ -398,12 +416,21 @@ pub fn split_merge_steps_with_fault(
         block: 0,
         block_fault: BlockFault::None,
     };
-    run(x, &mut feats, &h, attempts, fault, rng);
+    run(
+        x,
+        &mut feats,
+        &h,
+        attempts,
+        0,
+        fault,
+        RecodeFault::None,
+        rng,
+    );
     feats.to_row_matrix()
 }
 
 /// log f(m) = log\[(N − m)! (m − 1)! / N!\], one feature's part of Eq. 1.
-fn log_f(m: usize, lf: &[f64]) -> f64 {
+pub(super) fn log_f(m: usize, lf: &[f64]) -> f64 {
     let n = lf.len() - 1;
     lf[n - m] + lf[m - 1] - lf[n]
 }

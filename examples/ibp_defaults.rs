@@ -4,6 +4,7 @@
 //! cargo run --release --example ibp_defaults -- --kinds collapsed,semi,accelerated
 //!     --ns 100,500,2000 --noises 0.1,0.3,0.5 --seeds 1,2 --sweeps 300
 //!     [--split-merge 0,10] [--recode R] [--block 0,3] [--sx-frac 0.25,1] [--plain]
+//!     [--start empty|prior]
 //! ```
 //!
 //! For every combination, generates block images (`madbayes gen blocks`: p = 0.5, data seed
@@ -68,6 +69,12 @@ fn main() {
     let fracs: Vec<f64> = list(&args, "sx-frac", "0");
     // Recoding attempts per sweep (default: as many as the split–merge attempts).
     let recode: Option<usize> = args.get("recode").map(|v| v.parse().expect("a number"));
+    // Where the chain starts: `empty` or `prior` (default: the defaults' start).
+    let start: Option<bool> = args.get("start").map(|v| match v.as_str() {
+        "empty" => false,
+        "prior" => true,
+        other => panic!("unknown start {other}"),
+    });
     for &n in &ns {
         for &noise in &noises {
             for &seed in &seeds {
@@ -90,6 +97,9 @@ fn main() {
                             }
                             if let Some(r) = recode {
                                 p = p.recode(r);
+                            }
+                            if let Some(prior) = start {
+                                p = p.start_from_prior(prior);
                             }
                             let fit = p
                                 .split_merge(sm)

@@ -142,24 +142,42 @@ pub(crate) fn descend_row(z: &mut [u8], g: &[f64], gm: &[f64], max_pass: usize) 
 /// The row z ∈ {0,1}^K minimising c(z), by visiting all 2^K rows in Gray-code order (O(K)
 /// per row). Ties keep the first row found in that order (starting from z = 0).
 ///
+/// The row is a bit mask and h = G z lives on the stack: the same terms in the same order
+/// as [`flip_delta`] and [`apply_flip`] on a byte row, so the same bits, without allocating
+/// or copying the best row at every improvement (it is read off the Gray code at the end).
+///
 /// # Panics
 /// When K > 30 (the enumeration would not finish).
 pub(crate) fn best_row_exact(g: &[f64], gm: &[f64], out: &mut [u8]) -> f64 {
     let k = g.len();
     assert!(k <= 30, "exact row search needs K ≤ 30, got {k}");
-    let mut z = vec![0u8; k];
-    let mut h = vec![0.0; k];
+    let mut h = [0.0f64; 30];
+    let h = &mut h[..k];
+    let mut z: u32 = 0;
     let mut c = 0.0;
     let mut best = 0.0;
-    out.iter_mut().for_each(|v| *v = 0);
-    for step in 1u64..(1u64 << k) {
+    let mut best_z: u32 = 0;
+    for step in 1u32..(1u32 << k) {
         let bit = step.trailing_zeros() as usize;
-        c += flip_delta(&z, bit, g, gm, &h);
-        apply_flip(&mut z, bit, gm, &mut h);
+        let gkk = gm[bit * k + bit];
+        let row = &gm[bit * k..(bit + 1) * k];
+        let set = z & (1 << bit) != 0;
+        // flip_delta, then apply_flip, on the mask.
+        let s = h[bit] - if set { gkk } else { 0.0 };
+        let on = gkk + 2.0 * s - 2.0 * g[bit];
+        c += if set { -on } else { on };
+        let sign = if set { -1.0 } else { 1.0 };
+        z ^= 1 << bit;
+        for (hi, gv) in h.iter_mut().zip(row) {
+            *hi += sign * gv;
+        }
         if c < best {
             best = c;
-            out.copy_from_slice(&z);
+            best_z = z;
         }
+    }
+    for (j, o) in out.iter_mut().enumerate() {
+        *o = u8::from(best_z & (1 << j) != 0);
     }
     best
 }
@@ -221,5 +239,49 @@ mod tests {
         gz(&zc, &gm, &mut h);
         assert!((0..4).all(|k| flip_delta(&zc, k, &g, &gm, &h) >= 0.0));
         assert!(row_residual(&x, &zc, &a, &mut r) <= dot(&x, &x));
+    }
+
+    /// The Gray-code search as first written (byte row, `flip_delta` and `apply_flip`,
+    /// the best row copied at every improvement): the mask form must give the same bits.
+    fn best_row_exact_on_bytes(g: &[f64], gm: &[f64], out: &mut [u8]) -> f64 {
+        let k = g.len();
+        let mut z = vec![0u8; k];
+        let mut h = vec![0.0; k];
+        let (mut c, mut best) = (0.0, 0.0);
+        out.iter_mut().for_each(|v| *v = 0);
+        for step in 1u64..(1u64 << k) {
+            let bit = step.trailing_zeros() as usize;
+            c += flip_delta(&z, bit, g, gm, &h);
+            apply_flip(&mut z, bit, gm, &mut h);
+            if c < best {
+                best = c;
+                out.copy_from_slice(&z);
+            }
+        }
+        best
+    }
+
+    #[test]
+    fn mask_enumeration_gives_the_bits_of_the_byte_enumeration() {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        for k in 0..=10 {
+            for trial in 0..20 {
+                let d = 6;
+                let rows: Vec<Vec<f64>> = (0..k)
+                    .map(|_| (0..d).map(|_| rng.random_range(-1.0..1.0)).collect())
+                    .collect();
+                let a = RowMatrix::from_rows(&rows);
+                let a = if k == 0 { RowMatrix::zeros(0, d) } else { a };
+                let x: Vec<f64> = (0..d).map(|_| rng.random_range(-2.0..2.0)).collect();
+                let gm = gram(&a);
+                let g: Vec<f64> = a.rows().map(|r| dot(r, &x)).collect();
+                let (mut p, mut q) = (vec![9u8; k], vec![7u8; k]);
+                let cp = best_row_exact(&g, &gm, &mut p);
+                let cq = best_row_exact_on_bytes(&g, &gm, &mut q);
+                assert_eq!(cp.to_bits(), cq.to_bits(), "k {k} trial {trial}");
+                assert_eq!(p, q, "k {k} trial {trial}");
+            }
+        }
     }
 }

@@ -5,7 +5,7 @@ use super::bp_means::bp_means_run;
 use super::collapsed::collapsed_bp_means_run;
 use super::k_features::k_features_run;
 use super::model::{EXACT_ROW_MAX_K, FeatureModel, FeatureRun};
-use super::refine::{Setting, refine_bp_means, refine_k_features};
+use super::refine::{RoundMemo, Setting, refine_bp_means, refine_k_features};
 use super::seeding::{FeatureSeeding, SeedTarget, seed_features};
 use super::stepwise::stepwise;
 use crate::RowMatrix;
@@ -283,6 +283,7 @@ impl FeatureValidParams {
                 let penalty = self.penalty.expect("BP-means has a penalty");
                 let k_max = self.k.unwrap_or(usize::MAX);
                 let norms = row_sq_norms(x);
+                let memo = RoundMemo::default();
                 let best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
                     let target = SeedTarget::Penalty { penalty, k_max };
                     let (z, a) = seed_features(x, self.seeding, target, self.grows_seeds(), rng);
@@ -295,8 +296,10 @@ impl FeatureValidParams {
                             k_max,
                             max_iter: self.max_iter,
                             exact_max_k: self.exact_max_k,
+                            seed: self.seed,
+                            memo: Some(&memo),
                         };
-                        refine_bp_means(&setting, rng, run)
+                        refine_bp_means(&setting, run)
                     } else {
                         run
                     }
@@ -345,6 +348,8 @@ impl FeatureValidParams {
                 k_max: k,
                 max_iter: self.max_iter,
                 exact_max_k: self.exact_max_k,
+                seed: self.seed,
+                memo: None,
             };
             refine_k_features(&setting, rng, run)
         } else {

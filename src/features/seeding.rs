@@ -28,7 +28,7 @@
 use super::refine::GROW_STEPS;
 use super::zmat::BinaryMatrix;
 use crate::RowMatrix;
-use crate::linalg::{mean_row, sq_dist, sq_norm};
+use crate::linalg::{mean_row, sq_dists_to, sq_norm};
 use crate::restarts::draw_weighted;
 use rand_chacha::ChaCha8Rng;
 
@@ -87,12 +87,14 @@ pub(crate) fn grow_feature(resid: &RowMatrix, err: &[f64], start: &[f64], steps:
     let (n, d) = (resid.n_rows(), resid.n_cols());
     let mut mean = start.to_vec();
     let mut rows = vec![false; n];
+    let mut dist = vec![0.0; n];
     let mut step = 0;
     loop {
         let mut gain = 0.0;
         let mut changed = false;
+        sq_dists_to(resid.as_slice(), &mean, &mut dist);
         for i in 0..n {
-            let e = sq_dist(resid.row(i), &mean);
+            let e = dist[i];
             let take = e < err[i];
             if take {
                 gain += err[i] - e;

@@ -7,17 +7,23 @@
 //! s_k = Σ_{j≠k} G_kj z_j; keeping h = G z up to date makes every flip O(K).
 
 use crate::RowMatrix;
+#[cfg(test)]
 use crate::linalg::dot;
+use crate::linalg::dots_to;
 
-/// G = A Aᵀ, row-major `K × K`.
+/// G = A Aᵀ, row-major `K × K`: G_ij = G_ji = `dot(a_i, a_j)` (j ≤ i), the products of row i
+/// with rows 0..=i formed four at a time ([`dots_to`], the same bits).
 pub(crate) fn gram(a: &RowMatrix) -> Vec<f64> {
     let k = a.n_rows();
     let mut g = vec![0.0; k * k];
     for i in 0..k {
-        for j in 0..=i {
-            let v = dot(a.row(i), a.row(j));
-            g[i * k + j] = v;
-            g[j * k + i] = v;
+        dots_to(
+            a.rows_slice(0, i + 1),
+            a.row(i),
+            &mut g[i * k..i * k + i + 1],
+        );
+        for j in 0..i {
+            g[j * k + i] = g[i * k + j];
         }
     }
     g

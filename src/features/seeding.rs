@@ -156,7 +156,9 @@ pub(crate) fn seed_features(
         }
         a.push_row(&m);
     }
-    let mut err: Vec<f64> = resid.rows().map(sq_norm).collect();
+    // ‖r_n‖² as `sq_norm` gives it (the squared distance to 0 has the same bits).
+    let mut err = vec![0.0; n];
+    sq_dists_to(resid.as_slice(), &vec![0.0; d], &mut err);
     let mut failures = 0;
     while a.n_rows() < limit {
         let total: f64 = err.iter().sum();

@@ -64,6 +64,47 @@ pub fn sq_dist(a: &[f64], b: &[f64]) -> f64 {
     s
 }
 
+/// x_i · c for the rows x_i of `x` (row-major, `c.len()` columns) into `out`, one per row:
+/// row by row the operations and their order of [`dot`] (`dot(x_i, c)`), so the same bits,
+/// four rows at a time (see [`sq_dists_to`]).
+pub fn dots_to(x: &[f64], c: &[f64], out: &mut [f64]) {
+    let d = c.len();
+    let n = out.len();
+    debug_assert_eq!(x.len(), n * d);
+    let chunks = d / 4;
+    let mut i = 0;
+    while i + 4 <= n {
+        let rows = &x[i * d..(i + 4) * d];
+        let (r0, rest) = rows.split_at(d);
+        let (r1, rest) = rest.split_at(d);
+        let (r2, r3) = rest.split_at(d);
+        let mut acc = [[0.0f64; 4]; 4];
+        for q in 0..chunks {
+            let j = 4 * q;
+            let cj = &c[j..j + 4];
+            for (t, r) in [r0, r1, r2, r3].into_iter().enumerate() {
+                let rj = &r[j..j + 4];
+                acc[t][0] += rj[0] * cj[0];
+                acc[t][1] += rj[1] * cj[1];
+                acc[t][2] += rj[2] * cj[2];
+                acc[t][3] += rj[3] * cj[3];
+            }
+        }
+        for (t, r) in [r0, r1, r2, r3].into_iter().enumerate() {
+            let a = &acc[t];
+            let mut s = (a[0] + a[1]) + (a[2] + a[3]);
+            for j in 4 * chunks..d {
+                s += r[j] * c[j];
+            }
+            out[i + t] = s;
+        }
+        i += 4;
+    }
+    for ii in i..n {
+        out[ii] = dot(&x[ii * d..(ii + 1) * d], c);
+    }
+}
+
 /// ‖x_i − c‖² for the rows x_i of `x` (row-major, `c.len()` columns) into `out`, one per
 /// row: row by row the operations and their order of [`sq_dist`], so the same bits, but four
 /// rows at a time, so that their independent sums overlap in the pipeline instead of each
@@ -234,6 +275,16 @@ mod tests {
                         sq_dists_to(&x[i * d..(i + 1) * d], &zero, &mut one);
                         let norm = sq_norm(&x[i * d..(i + 1) * d]);
                         assert_eq!(one[0].to_bits(), norm.to_bits(), "d {d} row {i}");
+                    }
+                }
+                dots_to(&x, &c, &mut out);
+                for i in 0..n {
+                    let want = dot(&x[i * d..(i + 1) * d], &c);
+                    assert_eq!(out[i].to_bits(), want.to_bits(), "dot: d {d} n {n} row {i}");
+                    if d > 0 {
+                        // Operands swapped: the products are the same, so the bits too.
+                        let swapped = dot(&c, &x[i * d..(i + 1) * d]);
+                        assert_eq!(out[i].to_bits(), swapped.to_bits());
                     }
                 }
             }

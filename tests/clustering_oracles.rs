@@ -239,7 +239,7 @@ fn kmeans_from_poor_initial_means_still_ends_with_k_nonempty_clusters() {
         let fit = KMeans::params(k)
             .check()
             .unwrap()
-            .fit_from_means(&x, &init)
+            .fit_from_means(x.view(), &init)
             .unwrap();
         let what = format!(
             "trial {trial}: N={n} D={d} K={k} init {:?}",

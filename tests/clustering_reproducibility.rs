@@ -188,7 +188,7 @@ fn results_do_not_depend_on_where_the_data_sit() {
                 "{what}"
             );
             if *name != "collapsed" {
-                assert_eq!(b.predict(&x).unwrap(), b.labels(), "{what}: predict");
+                assert_eq!(b.predict(x.view()).unwrap(), b.labels(), "{what}: predict");
             }
             for (p, q) in a.means().as_slice().iter().zip(b.means().as_slice()) {
                 assert!((p + off - q).abs() <= 1e-6 * off, "{what}: means");

@@ -1,6 +1,7 @@
 //! Parameters of DP-means and collapsed DP-means (shared), their checks, and fitting.
 
 use super::dp_means_run;
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::clustering::center::{prepare, shift_means};
 use crate::clustering::collapsed_dp_means::{collapsed_dp_means_run, refine};
@@ -131,7 +132,11 @@ impl DpMeansParams {
 impl Fit for DpMeansValidParams {
     type Model = Clustering;
 
-    fn fit_observed(&self, x: &RowMatrix, observer: &dyn Observer) -> Result<Clustering, FitError> {
+    fn fit_observed(
+        &self,
+        x: MatrixView<'_>,
+        observer: &dyn Observer,
+    ) -> Result<Clustering, FitError> {
         self.fit_with(x, observer)
     }
 }
@@ -144,11 +149,15 @@ impl DpMeansValidParams {
 
     /// Fits on `x`: R restarts in parallel on the current rayon pool, the best returned.
     pub fn fit(&self, x: &RowMatrix) -> Result<Clustering, FitError> {
-        self.fit_with(x, &Silent)
+        self.fit_with(x.view(), &Silent)
     }
 
     /// [`fit`](Self::fit), reporting progress to `observer`.
-    pub fn fit_with(&self, x: &RowMatrix, observer: &dyn Observer) -> Result<Clustering, FitError> {
+    pub fn fit_with(
+        &self,
+        x: MatrixView<'_>,
+        observer: &dyn Observer,
+    ) -> Result<Clustering, FitError> {
         check_data(x)?;
         let n = x.n_rows();
         if let Some(k) = self.k_max

@@ -75,7 +75,7 @@
 //!     assert_eq!(fit.labels()[n], fit.labels()[0]);
 //!     assert_ne!(fit.labels()[n + 1], fit.labels()[0]);
 //! }
-//! assert_eq!(fit.predict(&x)?, fit.labels());
+//! assert_eq!(fit.predict(x.view())?, fit.labels());
 //! # Ok::<(), madbayes::FitError>(())
 //! ```
 //!

@@ -27,6 +27,7 @@
 
 mod support;
 
+use madbayes::Fit;
 use madbayes::Model;
 use madbayes::RowMatrix;
 use madbayes::clustering::kmeans::kmeans_plus_plus;

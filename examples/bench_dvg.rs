@@ -49,6 +49,7 @@
 
 mod support;
 
+use madbayes::Fit;
 use madbayes::Model;
 use madbayes::RowMatrix;
 use madbayes::eval::{HiddenEntries, effective_sample_size, gelman_effective_sample_size};

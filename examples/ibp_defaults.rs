@@ -17,6 +17,7 @@
 //! (f > 0) starts σ_X at f × the data's standard deviation instead of the default's
 //! (still resampled; 0: the default).
 
+use madbayes::Fit;
 use madbayes::Model;
 use madbayes::generate::block_images;
 use madbayes::ibp::{IbpKind, IbpSampler, collapsed_log_lik, log_ibp_prior};

@@ -2,11 +2,10 @@
 //! models kept outside a Rust model value — the Python estimators keep theirs as NumPy arrays
 //! so that they pickle. Each function gives exactly what the model's own method gives.
 
-use crate::MatrixView;
-use crate::RowMatrix;
 use crate::error::FitError;
 use crate::features::BinaryMatrix;
 use crate::model::check_new_rows;
+use crate::{MatrixView, RowMatrix};
 
 pub use crate::clustering::{mahalanobis_distances_to, nearest_means, squared_distances};
 
@@ -53,10 +52,10 @@ pub fn most_probable_features(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Model;
     use crate::clustering::{DpMeans, Mahalanobis};
     use crate::features::BpMeans;
     use crate::ibp::{IbpKind, IbpSampler, Meibp};
+    use crate::{Fit, Model};
 
     fn data() -> RowMatrix {
         crate::generate::ibp_linear_gaussian(60, 6, 2.0, 1.0, 0.3, 7)

@@ -7,6 +7,7 @@
 mod common;
 
 use common::*;
+use madbayes::Fit;
 use madbayes::Model;
 use madbayes::clustering::objective::{
     collapsed_dp_means_objective, dp_means_objective, kmeans_objective,

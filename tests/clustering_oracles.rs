@@ -9,6 +9,7 @@
 mod common;
 
 use common::*;
+use madbayes::Fit;
 use madbayes::Model;
 use madbayes::RowMatrix;
 use madbayes::clustering::{Clustering, CollapsedDpMeans, DpMeans, DpMeansParams, KMeans};

@@ -4,6 +4,7 @@
 //! not depend on the number of threads; the nearest-center search used by K-means is checked
 //! the same way.
 
+use madbayes::Fit;
 use madbayes::Model;
 use madbayes::RowMatrix;
 use madbayes::clustering::dp_means::{dp_means_run, random_order};

@@ -5,6 +5,7 @@
 mod common;
 
 use common::*;
+use madbayes::Fit;
 use madbayes::Model;
 use madbayes::features::objective::bp_means_objective;
 use madbayes::features::{

@@ -8,6 +8,7 @@
 //! MEIBP". That gap is the samplers' slow mixing, not a wrong target: this test
 //! and the exact-posterior tests (`ibp_exact.rs`) check the target.
 
+use madbayes::Fit;
 use madbayes::RowMatrix;
 use madbayes::generate::ibp_linear_gaussian;
 use madbayes::ibp::{IbpKind, IbpSampler, collapsed_log_lik, log_ibp_prior};

@@ -2,6 +2,7 @@
 
 mod mahalanobis_support;
 
+use madbayes::Fit;
 use madbayes::Model;
 use madbayes::clustering::Mahalanobis;
 use madbayes::clustering::mahalanobis::{

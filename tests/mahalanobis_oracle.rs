@@ -3,6 +3,7 @@
 
 mod mahalanobis_support;
 
+use madbayes::Fit;
 use madbayes::Model;
 use madbayes::RowMatrix;
 use madbayes::clustering::Mahalanobis;

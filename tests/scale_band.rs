@@ -7,6 +7,7 @@
 //! The penalties scale with the data (the objectives are sums of squares, so P goes with the
 //! square of the scale); σ_X and σ_A take their defaults, which follow the data's spread.
 
+use madbayes::Fit;
 use madbayes::clustering::{CollapsedDpMeans, DpMeans, KMeans, Mahalanobis};
 use madbayes::error::{FitError, SCALE_MAX, SCALE_MIN, check_data};
 use madbayes::features::{BpMeans, CollapsedBpMeans, KFeatures, StepwiseKFeatures};

@@ -22,6 +22,7 @@
 use super::CliError;
 use super::fit::{Algo, FitArgs, Fitted, Init};
 use super::saved::AnyModel;
+use madbayes::Fit;
 use madbayes::eval::{FeaturePredictor, Holdout, PredictiveAverage, effective_sample_size};
 use madbayes::features::{BpMeans, FeatureValidParams};
 use madbayes::ibp::{

@@ -9,11 +9,10 @@ use super::refine::{Setting, refine_bp_means, refine_k_features};
 use super::seeding::{FeatureSeeding, SeedTarget, seed_features};
 use super::stepwise::stepwise;
 use crate::MatrixView;
-use crate::RowMatrix;
 use crate::error::{FitError, ParamError, check_data, check_penalty};
 use crate::linalg::row_sq_norms;
 use crate::model::Fit;
-use crate::restarts::{Observer, Silent, best_of_runs};
+use crate::restarts::{Observer, best_of_runs};
 use rand_chacha::ChaCha8Rng;
 
 /// Restarts of every feature algorithm unless [`FeatureParams::restarts`] says otherwise
@@ -259,11 +258,6 @@ impl FeatureValidParams {
                 self.algo,
                 FeatureAlgo::BpMeans | FeatureAlgo::CollapsedBpMeans
             )
-    }
-
-    /// Fits on `x`: R restarts in parallel on the current rayon pool, the best returned.
-    pub fn fit(&self, x: &RowMatrix) -> Result<FeatureModel, FitError> {
-        self.fit_with(x.view(), &Silent)
     }
 
     /// [`fit`](Self::fit), reporting progress to `observer`.

@@ -595,11 +595,6 @@ impl IbpValidParams {
         )
     }
 
-    /// Runs the chain on `x`.
-    pub fn fit(&self, x: &RowMatrix) -> Result<IbpFit, FitError> {
-        self.fit_with(x.view(), &mut |_, _| {})
-    }
-
     /// [`fit`](Self::fit), calling `each(record, z)` after every sweep with the current Z.
     pub fn fit_with(
         &self,

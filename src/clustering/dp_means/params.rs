@@ -2,13 +2,12 @@
 
 use super::dp_means_run;
 use crate::MatrixView;
-use crate::RowMatrix;
 use crate::clustering::center::{prepare, shift_means};
 use crate::clustering::collapsed_dp_means::{collapsed_dp_means_run, refine};
 use crate::clustering::model::Clustering;
 use crate::error::{FitError, ParamError, check_data, check_penalty};
 use crate::model::Fit;
-use crate::restarts::{Observer, Silent, best_of_runs, random_permutation};
+use crate::restarts::{Observer, best_of_runs, random_permutation};
 use rand_chacha::ChaCha8Rng;
 
 /// Which DP-means algorithm to run.
@@ -145,11 +144,6 @@ impl DpMeansValidParams {
     /// The penalty P.
     pub fn penalty(&self) -> f64 {
         self.penalty
-    }
-
-    /// Fits on `x`: R restarts in parallel on the current rayon pool, the best returned.
-    pub fn fit(&self, x: &RowMatrix) -> Result<Clustering, FitError> {
-        self.fit_with(x.view(), &Silent)
     }
 
     /// [`fit`](Self::fit), reporting progress to `observer`.

@@ -7,7 +7,7 @@ use crate::clustering::model::Clustering;
 use crate::error::{FitError, ParamError, check_data};
 use crate::linalg::axpy;
 use crate::model::Fit;
-use crate::restarts::{Observer, Silent, best_of_runs};
+use crate::restarts::{Observer, best_of_runs};
 use crate::{RowMatrix, restarts};
 
 /// Restarts of K-means unless [`KMeansParams::restarts`] says otherwise.
@@ -92,11 +92,6 @@ impl KMeansValidParams {
     /// Number of clusters.
     pub fn k(&self) -> usize {
         self.k
-    }
-
-    /// Fits on `x`: R restarts in parallel on the current rayon pool, the best returned.
-    pub fn fit(&self, x: &RowMatrix) -> Result<Clustering, FitError> {
-        self.fit_with(x.view(), &Silent)
     }
 
     /// [`fit`](Self::fit), reporting progress to `observer`.

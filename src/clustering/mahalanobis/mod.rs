@@ -60,7 +60,7 @@
 //! behaviour, not a search failure; do not expect Mahalanobis clustering to recover groups.
 //!
 //! ```
-//! use madbayes::{Model, RowMatrix, clustering::Mahalanobis};
+//! use madbayes::{Fit, Model, RowMatrix, clustering::Mahalanobis};
 //! // A round blob and an elongated one.
 //! let mut rows = Vec::new();
 //! for i in 0..12 {

@@ -8,7 +8,7 @@ use crate::RowMatrix;
 use crate::error::{FitError, ParamError, check_data, check_penalty};
 use crate::linalg::row_sq_norms;
 use crate::model::Fit;
-use crate::restarts::{Best, Observer, Silent, best_of_runs};
+use crate::restarts::{Best, Observer, best_of_runs};
 
 /// Restarts of Mahalanobis clustering unless [`MahalanobisParams::restarts`] says otherwise.
 pub const DEFAULT_RESTARTS: usize = 10;
@@ -135,11 +135,6 @@ impl MahalanobisValidParams {
             )));
         }
         Ok(())
-    }
-
-    /// Fits on `x`: R restarts in parallel on the current rayon pool, the best returned.
-    pub fn fit(&self, x: &RowMatrix) -> Result<MahalanobisClustering, FitError> {
-        self.fit_with(x.view(), &Silent)
     }
 
     /// [`fit`](Self::fit), reporting progress to `observer`.

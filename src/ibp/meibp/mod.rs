@@ -270,11 +270,6 @@ impl MeibpValidParams {
         )
     }
 
-    /// Runs MEIBP on `x`.
-    pub fn fit(&self, x: &RowMatrix) -> Result<MeibpFit, FitError> {
-        self.fit_with(x.view(), &mut |_, _, _| {})
-    }
-
     /// [`fit`](Self::fit), calling `each(record, z, a)` after every iteration with the
     /// active columns of Z and the means of q(A) on them.
     pub fn fit_with(

@@ -7,6 +7,7 @@
 //! stay the same for any thread count.
 
 use super::zmat::BinaryMatrix;
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::linalg::{GEMM_ROWS, axpy, sq_dists_to};
 use faer::linalg::matmul::matmul;
@@ -64,7 +65,7 @@ pub(crate) fn add_ztx_rows(xb: &[f64], zb: &[u8], k: usize, out: &mut RowMatrix)
 /// Σ_{n ∈ s..e} ‖x_n − z_n A‖², the residual formed explicitly (no cancellation-prone
 /// expansion), `GEMM_ROWS` rows at a time.
 pub(crate) fn residual_ss_block(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     z: &BinaryMatrix,
     a: &RowMatrix,
     s: usize,
@@ -142,7 +143,7 @@ mod tests {
             let mut ztx = RowMatrix::zeros(6, 5);
             let rows: Vec<u8> = (0..300).flat_map(|i| z.row(i).to_vec()).collect();
             add_ztx_rows(x.as_slice(), &rows, 6, &mut ztx);
-            let got = residual_ss_block(&x, &z, &a, 0, 300);
+            let got = residual_ss_block(x.view(), &z, &a, 0, 300);
             let mut want_ztx = RowMatrix::zeros(6, 5);
             let mut want = 0.0;
             for i in 0..300 {
@@ -171,6 +172,6 @@ mod tests {
         let z = BinaryMatrix::zeros(10, 0);
         let a = RowMatrix::zeros(0, 3);
         let want: f64 = x.rows().map(sq_norm).sum();
-        assert_eq!(residual_ss_block(&x, &z, &a, 0, 10), want);
+        assert_eq!(residual_ss_block(x.view(), &z, &a, 0, 10), want);
     }
 }

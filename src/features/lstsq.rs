@@ -13,6 +13,7 @@
 
 use super::dense::add_ztx_rows;
 use super::zmat::BinaryMatrix;
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::linalg::{BLOCK_ROWS, axpy, ordered_block_reduce};
 
@@ -36,11 +37,11 @@ pub struct LeastSquares {
 #[track_caller]
 pub fn least_squares_means(x: &RowMatrix, z: &BinaryMatrix) -> LeastSquares {
     assert_eq!(x.n_rows(), z.n_rows(), "Z and X differ in N");
-    least_squares(x, z)
+    least_squares(x.view(), z)
 }
 
 /// ZᵀZ (`K × K`, row-major) and ZᵀX (`K × D`).
-pub(crate) fn normal_equations(x: &RowMatrix, z: &BinaryMatrix) -> (Vec<f64>, RowMatrix) {
+pub(crate) fn normal_equations(x: MatrixView<'_>, z: &BinaryMatrix) -> (Vec<f64>, RowMatrix) {
     let (k, d) = (z.k(), x.n_cols());
     let mut acc = NormalSums::zeros(k, d);
     ordered_block_reduce(
@@ -132,7 +133,7 @@ fn ztz_counts(zb: &[u8], k: usize) -> Vec<f64> {
     m
 }
 
-pub(crate) fn least_squares(x: &RowMatrix, z: &BinaryMatrix) -> LeastSquares {
+pub(crate) fn least_squares(x: MatrixView<'_>, z: &BinaryMatrix) -> LeastSquares {
     let (ztz, ztx) = normal_equations(x, z);
     solve_normal(&ztz, ztx)
 }
@@ -146,7 +147,7 @@ const RSS_EXPANSION_FLOOR: f64 = 1e-3;
 /// (`x_sq` = ‖X‖²_F). The expansion loses about ε·‖X‖²_F, so when the residual is below
 /// `RSS_EXPANSION_FLOOR`·‖X‖²_F (as on noise-free data) it is formed explicitly instead.
 pub(crate) fn least_squares_and_rss(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     z: &BinaryMatrix,
     x_sq: f64,
 ) -> (LeastSquares, f64) {
@@ -156,7 +157,7 @@ pub(crate) fn least_squares_and_rss(
 
 /// [`least_squares_and_rss`] with the Gram matrix of Â (as [`solve_with_rss_gram`]).
 pub(crate) fn least_squares_rss_gram(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     z: &BinaryMatrix,
     x_sq: f64,
 ) -> (LeastSquares, f64, Vec<f64>) {
@@ -171,7 +172,7 @@ pub(crate) fn solve_with_rss_gram(
     ztz: &[f64],
     ztx: &RowMatrix,
     x_sq: f64,
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     z: &BinaryMatrix,
 ) -> (LeastSquares, f64, Vec<f64>) {
     let ls = solve_normal(ztz, ztx.clone());

@@ -3,6 +3,7 @@
 
 use super::kernels::{best_row_exact, descend_row, gram};
 use super::zmat::BinaryMatrix;
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::error::FitError;
 use crate::linalg::{BLOCK_ROWS, for_each_block, gemm_xat};
@@ -118,7 +119,7 @@ impl Model for FeatureModel {
 
     /// The best z for each row of `x` given A: argmin_z ‖x_n − z A‖² (exact for
     /// K ≤ [`EXACT_ROW_MAX_K`], coordinate descent from z = 0 above).
-    fn predict_z(&self, x: &RowMatrix) -> Result<BinaryMatrix, FitError> {
+    fn predict_z(&self, x: MatrixView<'_>) -> Result<BinaryMatrix, FitError> {
         check_new_rows(x, self.run.a.n_cols())?;
         Ok(assign_rows(x, &self.run.a))
     }
@@ -126,7 +127,7 @@ impl Model for FeatureModel {
 
 /// The best row of Z for every row of `x` given `a`, in parallel over row blocks (each row
 /// alone, so the result does not depend on the thread count).
-pub(crate) fn assign_rows(x: &RowMatrix, a: &RowMatrix) -> BinaryMatrix {
+pub(crate) fn assign_rows(x: MatrixView<'_>, a: &RowMatrix) -> BinaryMatrix {
     assign_rows_shifted(x, a, None)
 }
 
@@ -134,7 +135,7 @@ pub(crate) fn assign_rows(x: &RowMatrix, a: &RowMatrix) -> BinaryMatrix {
 /// by `shift` (s) before its z is chosen. A shift s_k = σ² logit(p_k) makes the chosen z the
 /// most probable one under Gaussian noise of variance σ² and independent priors P(z_k = 1) = p_k.
 pub(crate) fn assign_rows_shifted(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     a: &RowMatrix,
     shift: Option<&[f64]>,
 ) -> BinaryMatrix {

@@ -8,11 +8,11 @@ use super::model::{EXACT_ROW_MAX_K, FeatureModel, FeatureRun};
 use super::refine::{RoundMemo, Setting, refine_bp_means, refine_k_features};
 use super::seeding::{FeatureSeeding, SeedTarget, seed_features};
 use super::stepwise::stepwise;
-use crate::RowMatrix;
+use crate::MatrixView;
 use crate::error::{FitError, ParamError, check_data, check_penalty};
 use crate::linalg::row_sq_norms;
 use crate::model::Fit;
-use crate::restarts::{Observer, Silent, best_of_runs};
+use crate::restarts::{Observer, best_of_runs};
 use rand_chacha::ChaCha8Rng;
 
 /// Restarts of every feature algorithm unless [`FeatureParams::restarts`] says otherwise
@@ -231,7 +231,7 @@ impl Fit for FeatureValidParams {
 
     fn fit_observed(
         &self,
-        x: &RowMatrix,
+        x: MatrixView<'_>,
         observer: &dyn Observer,
     ) -> Result<FeatureModel, FitError> {
         self.fit_with(x, observer)
@@ -260,15 +260,10 @@ impl FeatureValidParams {
             )
     }
 
-    /// Fits on `x`: R restarts in parallel on the current rayon pool, the best returned.
-    pub fn fit(&self, x: &RowMatrix) -> Result<FeatureModel, FitError> {
-        self.fit_with(x, &Silent)
-    }
-
     /// [`fit`](Self::fit), reporting progress to `observer`.
     pub fn fit_with(
         &self,
-        x: &RowMatrix,
+        x: MatrixView<'_>,
         observer: &dyn Observer,
     ) -> Result<FeatureModel, FitError> {
         check_data(x)?;
@@ -334,7 +329,7 @@ impl FeatureValidParams {
     /// One seeded K-features run.
     pub(crate) fn k_features_single(
         &self,
-        x: &RowMatrix,
+        x: MatrixView<'_>,
         k: usize,
         rng: &mut ChaCha8Rng,
     ) -> FeatureRun {

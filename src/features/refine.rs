@@ -42,6 +42,7 @@ use super::model::FeatureRun;
 use super::objective::residual_ss;
 use super::seeding::{Grown, grow_feature};
 use super::zmat::BinaryMatrix;
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::linalg::{gemm_xat, sq_norm};
 use crate::restarts::draw_weighted;
@@ -65,7 +66,7 @@ pub(crate) const MOVE_EXACT_MAX_K: usize = 8;
 /// What a refinement needs besides the run.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Setting<'a> {
-    pub x: &'a RowMatrix,
+    pub x: MatrixView<'a>,
     pub x_norms: &'a [f64],
     pub penalty: f64,
     pub k_max: usize,
@@ -412,8 +413,8 @@ pub(crate) fn refine_k_features(
 }
 
 /// The residuals R = X − Z A and their squared norms.
-fn residuals(x: &RowMatrix, z: &BinaryMatrix, a: &RowMatrix) -> (RowMatrix, Vec<f64>) {
-    let mut resid = x.clone();
+fn residuals(x: MatrixView<'_>, z: &BinaryMatrix, a: &RowMatrix) -> (RowMatrix, Vec<f64>) {
+    let mut resid = x.to_owned();
     for i in 0..x.n_rows() {
         let r = resid.row_mut(i);
         for (k, ak) in a.rows().enumerate() {
@@ -434,7 +435,7 @@ fn grow_from(resid: &RowMatrix, err: &[f64], rng: &mut ChaCha8Rng) -> Option<Gro
         return None;
     }
     let pick = draw_weighted(err, rng);
-    Some(grow_feature(resid, err, resid.row(pick), GROW_STEPS))
+    Some(grow_feature(resid.view(), err, resid.row(pick), GROW_STEPS))
 }
 
 /// (Z, A) with the grown feature appended.
@@ -451,7 +452,7 @@ fn with_feature(z: &BinaryMatrix, a: &RowMatrix, g: &Grown) -> (BinaryMatrix, Ro
 
 /// (Z, A) without feature j: its rows re-optimised, A re-solved; with its residual.
 fn without(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     x_sq: f64,
     z: &BinaryMatrix,
     a: &RowMatrix,
@@ -467,7 +468,7 @@ fn without(
 /// objective below `current`, as the new (Z, A); otherwise the objective after each removal,
 /// as (feature, objective), cheapest first.
 fn remove_or_merge(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     z: &BinaryMatrix,
     a: &RowMatrix,
     penalty: f64,
@@ -547,7 +548,7 @@ fn merge_candidates(z: &BinaryMatrix) -> Vec<(usize, usize)> {
 /// columns, solve A by least squares, let the `affected` rows take their best z, re-solve A.
 /// Returns it with its residual ‖X − ZA‖² from the normal equations (`x_sq` = ‖X‖²).
 fn apply(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     x_sq: f64,
     z: &BinaryMatrix,
     a: &RowMatrix,
@@ -622,10 +623,10 @@ mod tests {
     #[test]
     fn remembered_rounds_give_the_rounds_made_afresh() {
         let x = crate::generate::block_images(60, 0.5, 0.5, 3).unwrap().x;
-        let norms = row_sq_norms(&x);
+        let norms = row_sq_norms(x.view());
         let penalty = 30.0;
         let setting = |memo| Setting {
-            x: &x,
+            x: x.view(),
             x_norms: &norms,
             penalty,
             k_max: usize::MAX,
@@ -642,8 +643,22 @@ mod tests {
         let mut runs = Vec::new();
         for r in 0..16 {
             let mut rng = run_rng(5, r);
-            let (z, a) = seed_features(&x, FeatureSeeding::BaseFeature, target, true, &mut rng);
-            runs.push(bp_means_run(&x, &norms, penalty, usize::MAX, 300, z, a));
+            let (z, a) = seed_features(
+                x.view(),
+                FeatureSeeding::BaseFeature,
+                target,
+                true,
+                &mut rng,
+            );
+            runs.push(bp_means_run(
+                x.view(),
+                &norms,
+                penalty,
+                usize::MAX,
+                300,
+                z,
+                a,
+            ));
         }
         let fresh: Vec<FeatureRun> = runs
             .iter()

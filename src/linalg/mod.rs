@@ -14,6 +14,7 @@ pub use blocks::{
 };
 pub use nearest::{Nearest, nearest_rows, nearest_rows_in_block};
 
+use crate::MatrixView;
 use crate::RowMatrix;
 use faer::{Accum, MatMut, MatRef, Par};
 use rayon::prelude::*;
@@ -170,7 +171,7 @@ pub fn axpy(alpha: f64, x: &[f64], y: &mut [f64]) {
 
 /// ‖x_n‖² for every row, in parallel (each value is computed alone, so the result is exact
 /// and independent of the thread count).
-pub fn row_sq_norms(x: &RowMatrix) -> Vec<f64> {
+pub fn row_sq_norms(x: MatrixView<'_>) -> Vec<f64> {
     let d = x.n_cols();
     if d == 0 {
         return vec![0.0; x.n_rows()];
@@ -202,7 +203,7 @@ pub fn gemm_xat(dst: &mut [f64], xb: &[f64], b: usize, a: &RowMatrix) {
 }
 
 /// The mean of all rows of `x` (zero for no rows).
-pub fn mean_row(x: &RowMatrix) -> Vec<f64> {
+pub fn mean_row(x: MatrixView<'_>) -> Vec<f64> {
     let d = x.n_cols();
     let mut m = vec![0.0; d];
     // Partial sums per fixed block, added in block order: parallel, same bits for any pool.
@@ -253,7 +254,7 @@ mod tests {
         axpy(2.0, &a, &mut y);
         assert_eq!(y, [7.0, 8.0, 9.0, 10.0, 11.0]);
         let x = RowMatrix::from_rows(&[[3.0, 4.0], [1.0, 1.0]]);
-        assert_eq!(row_sq_norms(&x), vec![25.0, 2.0]);
+        assert_eq!(row_sq_norms(x.view()), vec![25.0, 2.0]);
     }
 
     #[test]

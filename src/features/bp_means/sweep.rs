@@ -18,6 +18,7 @@
 //! [`least_squares_means`]: crate::features::least_squares_means
 
 use super::rows::{RowPass, flip_rows};
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::features::kernels::{flip_pass_from, gram, gz_on, ones_of, row_cost_on};
 use crate::features::lstsq::{NormalSums, normal_equations, solve_with_rss_gram};
@@ -32,7 +33,7 @@ const RECOMPUTE_MARGIN: f64 = 1e-7;
 
 /// Runs BP-means from the seed (Z, A) until Z stops changing or `max_iter` sweeps.
 pub(crate) fn bp_means_run(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     x_norms: &[f64],
     penalty: f64,
     k_max: usize,
@@ -114,7 +115,7 @@ pub(crate) fn bp_means_run(
 /// GEMM X Aᵀ. The rows are then settled in order: a row flips the features opened earlier
 /// in this sweep (if any), and may open a new one.
 fn sweep(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     x_norms: &[f64],
     penalty: f64,
     k_max: usize,
@@ -304,7 +305,7 @@ mod tests {
             r[6] = u8::from(n < 2);
         }
         let x = RowMatrix::zeros(9, 1);
-        let (ztz, _) = normal_equations(&x, &z);
+        let (ztz, _) = normal_equations(x.view(), &z);
         let want = clean_columns_mask(&z);
         assert_eq!(want, vec![true, false, false, true, false, false, true]);
         assert_eq!(clean_columns_mask_from_gram(&ztz, 7), want);
@@ -330,8 +331,8 @@ mod tests {
                 z.push_col();
                 (0..x.n_rows()).for_each(|i| z.row_mut(i)[0] = 1);
                 let (_, opened, _) = sweep(
-                    &x,
-                    &row_sq_norms(&x),
+                    x.view(),
+                    &row_sq_norms(x.view()),
                     penalty,
                     usize::MAX,
                     &mut z,

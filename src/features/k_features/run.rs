@@ -5,6 +5,7 @@
 //! exact enumeration of the 2^K rows for K ≤ `exact_max_k`, coordinate descent from the
 //! current row above); then A = (ZᵀZ)⁻¹ZᵀX. A row changes only when its error strictly drops.
 
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::features::kernels::{best_row_exact, descend_row, gram, row_cost};
 use crate::features::lstsq::least_squares_rss_gram;
@@ -15,7 +16,7 @@ use crate::linalg::{BLOCK_ROWS, gemm_xat, ordered_block_reduce};
 
 /// Runs K-features from the seed (Z, A); `exact_max_k` bounds exact row enumeration.
 pub(crate) fn k_features_run(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     max_iter: usize,
     exact_max_k: usize,
     z0: BinaryMatrix,
@@ -58,7 +59,7 @@ pub(crate) fn k_features_run(
 
 /// Sets every row of `z` to its best response to `a`; returns how many rows changed.
 fn row_step(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     z: &mut BinaryMatrix,
     a: &RowMatrix,
     gm: &[f64],

@@ -188,6 +188,85 @@ pub(crate) fn best_row_exact(g: &[f64], gm: &[f64], out: &mut [u8]) -> f64 {
     best
 }
 
+/// Largest K for which [`GraySteps`] tabulates the 2^K steps (16 bytes each: 1 MiB at 16).
+pub(crate) const GRAY_TABLE_MAX_K: usize = 16;
+
+/// The row-independent half of [`best_row_exact`] for one G, tabulated once and shared by
+/// every row searched against it.
+///
+/// Step s of the Gray-code enumeration flips bit b_s, and its change of c is ±(G_bb + 2 s_b
+/// − 2 g_b), where s_b = (G z)_b without the diagonal term depends on G and the step alone.
+/// The table holds G_bb + 2 s_b — formed exactly as [`best_row_exact`] forms it, and that
+/// expression is evaluated left to right, so subtracting 2 g_b from it gives the very same
+/// bits — and a row costs O(1) per step instead of O(K).
+#[derive(Clone, Debug)]
+pub(crate) struct GraySteps {
+    k: usize,
+    /// Per step 1..2^K: G_bb + 2 s_b, the bit b, and whether it is set before the flip.
+    base: Vec<f64>,
+    bit: Vec<u8>,
+    set: Vec<bool>,
+}
+
+impl GraySteps {
+    /// The steps for G (`gm`, `k × k`).
+    ///
+    /// # Panics
+    /// When K > [`GRAY_TABLE_MAX_K`].
+    pub(crate) fn new(gm: &[f64], k: usize) -> Self {
+        assert!(
+            k <= GRAY_TABLE_MAX_K,
+            "Gray-step table needs K ≤ 16, got {k}"
+        );
+        let steps = (1usize << k) - 1;
+        let (mut base, mut bit, mut set) = (
+            Vec::with_capacity(steps),
+            Vec::with_capacity(steps),
+            Vec::with_capacity(steps),
+        );
+        let mut h = [0.0f64; GRAY_TABLE_MAX_K];
+        let h = &mut h[..k];
+        let mut z: u32 = 0;
+        for step in 1u32..=steps as u32 {
+            let b = step.trailing_zeros() as usize;
+            let gbb = gm[b * k + b];
+            let on = z & (1 << b) != 0;
+            let s = h[b] - if on { gbb } else { 0.0 };
+            base.push(gbb + 2.0 * s);
+            bit.push(b as u8);
+            set.push(on);
+            let sign = if on { -1.0 } else { 1.0 };
+            z ^= 1 << b;
+            for (hi, gv) in h.iter_mut().zip(&gm[b * k..(b + 1) * k]) {
+                *hi += sign * gv;
+            }
+        }
+        Self { k, base, bit, set }
+    }
+
+    /// [`best_row_exact`] for the row with g = A x_n: the same value and row, bit for bit.
+    pub(crate) fn best(&self, g: &[f64], out: &mut [u8]) -> f64 {
+        debug_assert_eq!(g.len(), self.k);
+        let mut c = 0.0;
+        let mut best = 0.0;
+        let mut best_step: u32 = 0;
+        for (idx, ((&t, &b), &on)) in self.base.iter().zip(&self.bit).zip(&self.set).enumerate() {
+            let delta = t - 2.0 * g[b as usize];
+            c += if on { -delta } else { delta };
+            if c < best {
+                best = c;
+                best_step = idx as u32 + 1;
+            }
+        }
+        // After step s of the reflected Gray code the row is s ^ (s >> 1).
+        let z = best_step ^ (best_step >> 1);
+        for (j, o) in out.iter_mut().enumerate() {
+            *o = u8::from(z & (1 << j) != 0);
+        }
+        best
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,7 +347,7 @@ mod tests {
     }
 
     #[test]
-    fn mask_enumeration_gives_the_bits_of_the_byte_enumeration() {
+    fn mask_and_table_enumerations_give_the_bits_of_the_byte_enumeration() {
         use rand::{RngExt, SeedableRng};
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
         for k in 0..=10 {
@@ -287,6 +366,10 @@ mod tests {
                 let cq = best_row_exact_on_bytes(&g, &gm, &mut q);
                 assert_eq!(cp.to_bits(), cq.to_bits(), "k {k} trial {trial}");
                 assert_eq!(p, q, "k {k} trial {trial}");
+                let mut t = vec![5u8; k];
+                let ct = GraySteps::new(&gm, k).best(&g, &mut t);
+                assert_eq!(ct.to_bits(), cq.to_bits(), "table: k {k} trial {trial}");
+                assert_eq!(t, q, "table: k {k} trial {trial}");
             }
         }
     }

@@ -36,7 +36,7 @@
 use super::bp_means::bp_means_run;
 use super::collapsed::collapsed_bp_means_run;
 use super::k_features::k_features_run;
-use super::kernels::{best_row_exact, descend_row, gram, row_cost};
+use super::kernels::{GraySteps, descend_row, gram, row_cost};
 use super::lstsq::{least_squares, least_squares_and_rss};
 use super::model::FeatureRun;
 use super::objective::residual_ss;
@@ -572,6 +572,7 @@ fn apply(
     let kc = zc.k();
     if kc > 0 && !affected.is_empty() {
         let gm = gram(&ac);
+        let table = (kc <= MOVE_EXACT_MAX_K).then(|| GraySteps::new(&gm, kc));
         // g = A x_n for the affected rows, by one GEMM on a gathered copy of them.
         let d = x.n_cols();
         let mut xb = Vec::with_capacity(affected.len() * d);
@@ -583,8 +584,8 @@ fn apply(
         let mut cand = vec![0u8; kc];
         for (idx, &n) in affected.iter().enumerate() {
             let g = &gb[idx * kc..(idx + 1) * kc];
-            if kc <= MOVE_EXACT_MAX_K {
-                best_row_exact(g, &gm, &mut cand);
+            if let Some(t) = &table {
+                t.best(g, &mut cand);
             } else {
                 cand.copy_from_slice(zc.row(n));
                 descend_row(&mut cand, g, &gm, 4 * kc + 8);

@@ -7,7 +7,9 @@
 
 use crate::MatrixView;
 use crate::RowMatrix;
-use crate::features::kernels::{best_row_exact, descend_row, gram, row_cost};
+use crate::features::kernels::{
+    GRAY_TABLE_MAX_K, GraySteps, best_row_exact, descend_row, gram, row_cost,
+};
 use crate::features::lstsq::least_squares_rss_gram;
 use crate::features::model::FeatureRun;
 use crate::features::objective::residual_ss;
@@ -71,6 +73,8 @@ fn row_step(
     }
     let mut changed = 0;
     let zr: &BinaryMatrix = z;
+    // The row-independent half of the exact search, once for every row.
+    let table = (k <= exact_max_k && k <= GRAY_TABLE_MAX_K).then(|| GraySteps::new(gm, k));
     let mut updates: Vec<(usize, Vec<u8>)> = Vec::new();
     ordered_block_reduce(
         n,
@@ -84,7 +88,9 @@ fn row_step(
             for i in 0..b {
                 let gi = &g[i * k..(i + 1) * k];
                 let cur = zr.row(s + i);
-                if k <= exact_max_k {
+                if let Some(t) = &table {
+                    t.best(gi, &mut cand);
+                } else if k <= exact_max_k {
                     best_row_exact(gi, gm, &mut cand);
                 } else {
                     cand.copy_from_slice(cur);

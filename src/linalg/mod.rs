@@ -69,6 +69,23 @@ pub fn sq_dist(a: &[f64], b: &[f64]) -> f64 {
 /// row by row the operations and their order of [`dot`] (`dot(x_i, c)`), so the same bits,
 /// four rows at a time (see [`sq_dists_to`]).
 pub fn dots_to(x: &[f64], c: &[f64], out: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        return unsafe { dots_to_avx2(x, c, out) };
+    }
+    dots_to_body(x, c, out);
+}
+
+/// [`dots_to`] compiled with AVX2: the same operations (no FMA), four lanes wide.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn dots_to_avx2(x: &[f64], c: &[f64], out: &mut [f64]) {
+    dots_to_body(x, c, out);
+}
+
+#[inline(always)]
+fn dots_to_body(x: &[f64], c: &[f64], out: &mut [f64]) {
     let d = c.len();
     let n = out.len();
     debug_assert_eq!(x.len(), n * d);
@@ -112,6 +129,23 @@ pub fn dots_to(x: &[f64], c: &[f64], out: &mut [f64]) {
 /// waiting on its own previous addition (one row alone is bound by the latency of its four
 /// running sums).
 pub fn sq_dists_to(x: &[f64], c: &[f64], out: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        return unsafe { sq_dists_to_avx2(x, c, out) };
+    }
+    sq_dists_to_body(x, c, out);
+}
+
+/// [`sq_dists_to`] compiled with AVX2: the same operations (no FMA), four lanes wide.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn sq_dists_to_avx2(x: &[f64], c: &[f64], out: &mut [f64]) {
+    sq_dists_to_body(x, c, out);
+}
+
+#[inline(always)]
+fn sq_dists_to_body(x: &[f64], c: &[f64], out: &mut [f64]) {
     let d = c.len();
     let n = out.len();
     debug_assert_eq!(x.len(), n * d);
@@ -265,8 +299,13 @@ mod tests {
                     .map(|i| ((i * 37 % 23) as f64).sqrt() - 2.1)
                     .collect();
                 let c: Vec<f64> = (0..d).map(|j| (j as f64 * 0.7).sin()).collect();
+                // The dispatched kernel (AVX2 where the CPU has it) and the portable body.
+                let mut body = vec![f64::NAN; n];
+                sq_dists_to_body(&x, &c, &mut body);
                 let mut out = vec![f64::NAN; n];
                 sq_dists_to(&x, &c, &mut out);
+                assert_eq!(out, body);
+                dots_to_body(&x, &c, &mut body);
                 for i in 0..n {
                     let want = sq_dist(&x[i * d..(i + 1) * d], &c);
                     assert_eq!(out[i].to_bits(), want.to_bits(), "d {d} n {n} row {i}");
@@ -279,6 +318,7 @@ mod tests {
                     }
                 }
                 dots_to(&x, &c, &mut out);
+                assert_eq!(out, body);
                 for i in 0..n {
                     let want = dot(&x[i * d..(i + 1) * d], &c);
                     assert_eq!(out[i].to_bits(), want.to_bits(), "dot: d {d} n {n} row {i}");

@@ -146,7 +146,9 @@ impl FeatureParams {
         self.0.max_iter = m;
         self
     }
-    /// Seed of all randomness; run i uses stream i of this seed.
+    /// Seed of all randomness; run i uses stream i of this seed, and each round of the
+    /// refinement a generator seeded by this seed and the state the round starts from (so
+    /// restarts that reach the same state share the round's outcome).
     pub fn seed(mut self, s: u64) -> Self {
         self.0.seed = s;
         self

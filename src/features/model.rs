@@ -1,7 +1,10 @@
 //! The result of every feature algorithm: Z, A, the objective and how the runs went, and the
 //! assignment of features to new rows.
 
-use super::kernels::{best_row_exact, descend_row, gram};
+use super::kernels::{GRAY_TABLE_MAX_K, GraySteps, descend_row, gram};
+
+// Every K searched exactly here has a Gray-step table.
+const _: () = assert!(EXACT_ROW_MAX_K <= GRAY_TABLE_MAX_K);
 use super::zmat::BinaryMatrix;
 use crate::MatrixView;
 use crate::RowMatrix;
@@ -141,6 +144,8 @@ pub(crate) fn assign_rows_shifted(
 ) -> BinaryMatrix {
     let (n, k) = (x.n_rows(), a.n_rows());
     let gm = gram(a);
+    // The row-independent half of the exact search, once for every row.
+    let table = (k <= EXACT_ROW_MAX_K).then(|| GraySteps::new(&gm, k));
     let out = Mutex::new(BinaryMatrix::zeros(n, k));
     for_each_block(n, BLOCK_ROWS, |_, s, e| {
         let b = e - s;
@@ -155,8 +160,8 @@ pub(crate) fn assign_rows_shifted(
         for i in 0..b {
             let zi = &mut rows[i * k..(i + 1) * k];
             let gi = &g[i * k..(i + 1) * k];
-            if k <= EXACT_ROW_MAX_K {
-                best_row_exact(gi, &gm, zi);
+            if let Some(t) = &table {
+                t.best(gi, zi);
             } else {
                 descend_row(zi, gi, &gm, 4 * k + 8);
             }

@@ -5,7 +5,7 @@ use super::bp_means::bp_means_run;
 use super::collapsed::collapsed_bp_means_run;
 use super::k_features::k_features_run;
 use super::model::{EXACT_ROW_MAX_K, FeatureModel, FeatureRun};
-use super::refine::{Setting, refine_bp_means, refine_k_features};
+use super::refine::{RoundMemo, Setting, refine_bp_means, refine_k_features};
 use super::seeding::{FeatureSeeding, SeedTarget, seed_features};
 use super::stepwise::stepwise;
 use crate::MatrixView;
@@ -146,7 +146,9 @@ impl FeatureParams {
         self.0.max_iter = m;
         self
     }
-    /// Seed of all randomness; run i uses stream i of this seed.
+    /// Seed of all randomness; run i uses stream i of this seed, and each round of the
+    /// refinement a generator seeded by this seed and the state the round starts from (so
+    /// restarts that reach the same state share the round's outcome).
     pub fn seed(mut self, s: u64) -> Self {
         self.0.seed = s;
         self
@@ -278,6 +280,7 @@ impl FeatureValidParams {
                 let penalty = self.penalty.expect("BP-means has a penalty");
                 let k_max = self.k.unwrap_or(usize::MAX);
                 let norms = row_sq_norms(x);
+                let memo = RoundMemo::default();
                 let best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
                     let target = SeedTarget::Penalty { penalty, k_max };
                     let (z, a) = seed_features(x, self.seeding, target, self.grows_seeds(), rng);
@@ -290,8 +293,10 @@ impl FeatureValidParams {
                             k_max,
                             max_iter: self.max_iter,
                             exact_max_k: self.exact_max_k,
+                            seed: self.seed,
+                            memo: Some(&memo),
                         };
-                        refine_bp_means(&setting, rng, run)
+                        refine_bp_means(&setting, run)
                     } else {
                         run
                     }
@@ -340,6 +345,8 @@ impl FeatureValidParams {
                 k_max: k,
                 max_iter: self.max_iter,
                 exact_max_k: self.exact_max_k,
+                seed: self.seed,
+                memo: None,
             };
             refine_k_features(&setting, rng, run)
         } else {

@@ -29,7 +29,7 @@ use super::refine::GROW_STEPS;
 use super::zmat::BinaryMatrix;
 use crate::MatrixView;
 use crate::RowMatrix;
-use crate::linalg::{mean_row, sq_dist, sq_norm};
+use crate::linalg::{mean_row, sq_dists_to, sq_norm};
 use crate::restarts::draw_weighted;
 use rand_chacha::ChaCha8Rng;
 
@@ -93,12 +93,14 @@ pub(crate) fn grow_feature(
     let (n, d) = (resid.n_rows(), resid.n_cols());
     let mut mean = start.to_vec();
     let mut rows = vec![false; n];
+    let mut dist = vec![0.0; n];
     let mut step = 0;
     loop {
         let mut gain = 0.0;
         let mut changed = false;
+        sq_dists_to(resid.as_slice(), &mean, &mut dist);
         for i in 0..n {
-            let e = sq_dist(resid.row(i), &mean);
+            let e = dist[i];
             let take = e < err[i];
             if take {
                 gain += err[i] - e;
@@ -160,7 +162,9 @@ pub(crate) fn seed_features(
         }
         a.push_row(&m);
     }
-    let mut err: Vec<f64> = resid.rows().map(sq_norm).collect();
+    // ‖r_n‖² as `sq_norm` gives it (the squared distance to 0 has the same bits).
+    let mut err = vec![0.0; n];
+    sq_dists_to(resid.as_slice(), &vec![0.0; d], &mut err);
     let mut failures = 0;
     while a.n_rows() < limit {
         let total: f64 = err.iter().sum();

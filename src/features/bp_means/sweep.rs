@@ -21,7 +21,7 @@ use super::rows::{RowPass, flip_rows};
 use crate::MatrixView;
 use crate::RowMatrix;
 use crate::features::kernels::{flip_pass_from, gram, gz_on, ones_of, row_cost_on};
-use crate::features::lstsq::{NormalSums, normal_equations, solve_with_rss};
+use crate::features::lstsq::{NormalSums, normal_equations, solve_with_rss_gram};
 use crate::features::model::FeatureRun;
 use crate::features::objective::{residual_ss, row_residual};
 use crate::features::zmat::BinaryMatrix;
@@ -50,9 +50,13 @@ pub(crate) fn bp_means_run(
     // convergence once A has been through the least-squares step.
     let mut a_is_ls = false;
     let x_sq: f64 = x_norms.iter().sum();
+    // G = A Aᵀ of the current A when the least-squares step formed it (the same values
+    // `gram` gives), so the sweep need not form it again.
+    let mut gm_a: Option<Vec<f64>> = None;
     while n_iter < max_iter {
         n_iter += 1;
-        let (changed, opened, sums) = sweep(x, x_norms, penalty, k_max, &mut z, &a);
+        let gm_old = gm_a.take().unwrap_or_else(|| gram(&a));
+        let (changed, opened, sums) = sweep(x, x_norms, penalty, k_max, &mut z, &a, gm_old);
         for r in opened.rows() {
             a.push_row(r);
         }
@@ -68,8 +72,9 @@ pub(crate) fn bp_means_run(
             z.retain_cols(&keep);
             normal.retain(&keep);
         }
-        let (ls, rss) = solve_with_rss(&normal.ztz, &normal.ztx, x_sq, x, &z);
+        let (ls, rss, gm) = solve_with_rss_gram(&normal.ztz, &normal.ztx, x_sq, x, &z);
         a = ls.a;
+        gm_a = Some(gm);
         if !ls.dependent.is_empty() {
             // A column in the span of the others has a zero mean: Z A is unchanged without
             // it, and K·P drops.
@@ -77,6 +82,7 @@ pub(crate) fn bp_means_run(
             ls.dependent.iter().for_each(|&j| keep[j] = false);
             z.retain_cols(&keep);
             a.retain_rows(&keep);
+            gm_a = gm_a.map(|g| retain_square(&g, &keep));
             removed += ls.dependent.len();
         }
         // Dropping dependent columns leaves Z A, hence the residual, unchanged.
@@ -115,11 +121,12 @@ fn sweep(
     k_max: usize,
     z: &mut BinaryMatrix,
     a: &RowMatrix,
+    gm_old: Vec<f64>,
 ) -> (usize, RowMatrix, Option<NormalSums>) {
     let (n, d) = (x.n_rows(), x.n_cols());
     let k_old = a.n_rows();
+    debug_assert_eq!(gm_old.len(), k_old * k_old);
     let mut sums = Some(NormalSums::zeros(k_old, d));
-    let gm_old = gram(a);
     // Gram matrix of old + opened features, row-major with stride `k_now`.
     let mut gm = gm_old.clone();
     let mut opened = RowMatrix::zeros(0, d);
@@ -216,6 +223,17 @@ fn sweep(
         },
     );
     (changed, opened, sums)
+}
+
+/// The rows and columns marked in `keep` of the square row-major matrix `m`.
+fn retain_square(m: &[f64], keep: &[bool]) -> Vec<f64> {
+    let k = keep.len();
+    let kept: Vec<usize> = (0..k).filter(|&i| keep[i]).collect();
+    let mut out = Vec::with_capacity(kept.len() * kept.len());
+    for &i in &kept {
+        out.extend(kept.iter().map(|&j| m[i * k + j]));
+    }
+    out
 }
 
 /// Drops empty columns of Z and merges identical ones (keeping the first). Returns how many
@@ -319,6 +337,7 @@ mod tests {
                     usize::MAX,
                     &mut z,
                     &a,
+                    gram(&a),
                 );
                 // The first row opens a feature; every later row then fits it or its mirror
                 // image exactly or opens its own. Either way no row may keep a residual > P.

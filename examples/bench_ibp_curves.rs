@@ -92,9 +92,10 @@ fn main() -> Res<()> {
             .check()?;
             let mut rows = Vec::with_capacity(sweeps);
             let (mut cpu_total, mut last_exit) = (0.0, thread_cpu_seconds());
-            params.fit_with(&x, &mut |rec, z: &RowMatrix| {
+            params.fit_with(x.view(), &mut |rec, z: &RowMatrix| {
                 let enter = thread_cpu_seconds();
-                let score = collapsed_log_lik(&x, z, sigma_x, sigma_a) + log_ibp_prior(z, alpha);
+                let score =
+                    collapsed_log_lik(x.view(), z, sigma_x, sigma_a) + log_ibp_prior(z, alpha);
                 let exit = thread_cpu_seconds();
                 cpu_total += ((enter - last_exit) - (exit - enter)).max(0.0);
                 last_exit = exit;

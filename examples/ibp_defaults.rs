@@ -18,6 +18,7 @@
 //! (f > 0) starts σ_X at f × the data's standard deviation instead of the default's
 //! (still resampled; 0: the default).
 
+use madbayes::Fit;
 use madbayes::Model;
 use madbayes::generate::block_images;
 use madbayes::ibp::{IbpKind, IbpSampler, collapsed_log_lik, log_ibp_prior};
@@ -92,7 +93,7 @@ fn main() {
                             if frac > 0.0 {
                                 // σ_X starts at frac × the data's sd and is resampled.
                                 p = p
-                                    .sigma_x(frac * madbayes::ibp::data_std(&data.x))
+                                    .sigma_x(frac * madbayes::ibp::data_std(data.x.view()))
                                     .resample_hyper(true);
                             }
                             if let Some(r) = recode {
@@ -132,9 +133,12 @@ fn main() {
                                     None => worst = f64::INFINITY,
                                 }
                             }
-                            let truth =
-                                collapsed_log_lik(&data.x, &data.z, fit.sigma_x(), fit.sigma_a())
-                                    + log_ibp_prior(&data.z, fit.alpha());
+                            let truth = collapsed_log_lik(
+                                data.x.view(),
+                                &data.z,
+                                fit.sigma_x(),
+                                fit.sigma_a(),
+                            ) + log_ibp_prior(&data.z, fit.alpha());
                             let rec = fit.records();
                             let seconds = rec.last().map_or(0.0, |r| r.seconds);
                             // First sweep at which the four shapes' K was reached and kept.

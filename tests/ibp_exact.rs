@@ -134,8 +134,8 @@ fn class_weights(random_alpha: bool, hidden: Option<&HiddenEntries>) -> (Vec<Vec
             };
             prior
                 + match hidden {
-                    Some(h) => ColumnPosteriors::new(&x, h, &z, SIGMA_X, SIGMA_A).log_lik(),
-                    None => collapsed_log_lik(&x, &z, SIGMA_X, SIGMA_A),
+                    Some(h) => ColumnPosteriors::new(x.view(), h, &z, SIGMA_X, SIGMA_A).log_lik(),
+                    None => collapsed_log_lik(x.view(), &z, SIGMA_X, SIGMA_A),
                 }
         })
         .collect();
@@ -261,7 +261,7 @@ fn check_chain(
     };
     match hidden {
         Some(h) => params.fit_imputing(&x, h, &mut each).unwrap(),
-        None => params.fit_with(&x, &mut each).unwrap(),
+        None => params.fit_with(x.view(), &mut each).unwrap(),
     };
     let mut tv = 0.0;
     for k in 0..=ex.p_k.len() {
@@ -589,7 +589,7 @@ fn chain_deviation(params: madbayes::ibp::IbpParams, sweeps: usize, seed: u64) -
         .unwrap();
     let (mut k_series, mut share, mut empty2) = (Vec::new(), Vec::new(), Vec::new());
     params
-        .fit_with(&data(), &mut |rec, z| {
+        .fit_with(data().view(), &mut |rec, z| {
             if rec.iteration > BURN {
                 let (k, s, e) = stats_of_z(z);
                 k_series.push(k);

@@ -47,7 +47,7 @@ pub(crate) fn fresh_information(
     hyper: &Hyper,
 ) -> (Vec<f64>, Vec<f64>) {
     let k = feats.k();
-    let (ztz, ztx) = gram(x, &feats.to_row_matrix());
+    let (ztz, ztx) = gram(x.view(), &feats.to_row_matrix());
     let (sx2, sa2) = (hyper.sigma_x.powi(2), hyper.sigma_a.powi(2));
     let mut p: Vec<f64> = ztz.iter().map(|v| v / sx2).collect();
     for i in 0..k {
@@ -695,7 +695,7 @@ mod tests {
         }
         let mut sc = WindowScratch::default();
         let sx2 = h.sigma_x.powi(2);
-        let base = collapsed_log_lik(&x, &z, h.sigma_x, h.sigma_a);
+        let base = collapsed_log_lik(x.view(), &z, h.sigma_x, h.sigma_a);
         let lbase = window_loglik(
             &[0.0, 0.0],
             1,
@@ -719,7 +719,7 @@ mod tests {
                 for c in 2..2 + j {
                     zz.row_mut(n)[c] = 1.0;
                 }
-                let direct = collapsed_log_lik(&x, &zz, h.sigma_x, h.sigma_a) - base;
+                let direct = collapsed_log_lik(x.view(), &zz, h.sigma_x, h.sigma_a) - base;
                 let extra = j as f64 * h.sigma_a.powi(2);
                 let fast =
                     window_loglik(&zr, 1, 2, &sigma, &mu, x.row(n), 2, sx2, 0, extra, &mut sc)

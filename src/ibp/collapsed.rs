@@ -50,7 +50,7 @@ pub(crate) struct Collapsed {
 /// M⁻¹ and ZᵀX recomputed from Z.
 pub(crate) fn fresh_state(x: &RowMatrix, feats: &Feats, hyper: &Hyper) -> (Vec<f64>, Vec<f64>) {
     let k = feats.k();
-    let (mut m, b) = gram(x, &feats.to_row_matrix());
+    let (mut m, b) = gram(x.view(), &feats.to_row_matrix());
     let r = (hyper.sigma_x / hyper.sigma_a).powi(2);
     for i in 0..k {
         m[i * k + i] += r;
@@ -377,7 +377,7 @@ mod tests {
         let s2 = h.sigma_x * h.sigma_x;
         let r = s2 / (h.sigma_a * h.sigma_a);
         let xx: f64 = x.row(n).iter().map(|v| v * v).sum();
-        let base = collapsed_log_lik(&x, &zm, h.sigma_x, h.sigma_a);
+        let base = collapsed_log_lik(x.view(), &zm, h.sigma_x, h.sigma_a);
         let mut u = vec![0.0; 3];
         let (bx, g) = projections(&bm, 3, 3, x.row(n));
         for pattern in 0..8u32 {
@@ -391,7 +391,7 @@ mod tests {
                 for c in 3..3 + j {
                     zz.row_mut(n)[c] = 1.0;
                 }
-                let direct = collapsed_log_lik(&x, &zz, h.sigma_x, h.sigma_a) - base;
+                let direct = collapsed_log_lik(x.view(), &zz, h.sigma_x, h.sigma_a) - base;
                 let fast = row_loglik(&q, &g, &bx, &zr, 3, xx, s2, j as f64 / r, &mut u);
                 assert!(
                     (direct - fast).abs() < 1e-10,
@@ -422,7 +422,7 @@ mod tests {
         assert!(worst < 1e-9, "drift of M⁻¹ {worst}");
         // The chain moved somewhere sensible.
         let z = s.feats.to_row_matrix();
-        let lj = collapsed_log_lik(&x, &z, h.sigma_x, h.sigma_a) + log_ibp_prior(&z, h.alpha);
+        let lj = collapsed_log_lik(x.view(), &z, h.sigma_x, h.sigma_a) + log_ibp_prior(&z, h.alpha);
         assert!(lj.is_finite() && s.feats.k() > 0);
     }
 }

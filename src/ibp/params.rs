@@ -12,6 +12,7 @@ use super::recode::RecodeFault;
 use super::semi::SemiCollapsed;
 use super::split_merge::{self, Fault};
 use super::state::Feats;
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::error::{FitError, ParamError, check_data};
 use crate::eval::HiddenEntries;
@@ -498,7 +499,7 @@ impl Model for IbpFit {
     /// The most probable z of each new row given the posterior mean of A, under noise σ_X
     /// and the training rows' feature frequencies P(z_k = 1) = m_k / (N + 1) (the IBP's
     /// predictive probability that one more customer takes dish k; new dishes are not opened).
-    fn predict_z(&self, x: &RowMatrix) -> Result<BinaryMatrix, FitError> {
+    fn predict_z(&self, x: MatrixView<'_>) -> Result<BinaryMatrix, FitError> {
         check_new_rows(x, self.a.n_cols())?;
         let shift = frequency_shift(&self.z.col_sums(), self.n_train, self.sigma_x);
         Ok(assign_rows_shifted(x, &self.a, Some(&shift)))
@@ -519,7 +520,7 @@ pub(crate) fn frequency_shift(m: &[usize], n: usize, sigma: f64) -> Vec<f64> {
 }
 
 /// The standard deviation of all entries of X (about their mean).
-pub fn data_std(x: &RowMatrix) -> f64 {
+pub fn data_std(x: MatrixView<'_>) -> f64 {
     let v = x.as_slice();
     let n = v.len() as f64;
     let mean = v.iter().sum::<f64>() / n;
@@ -582,7 +583,7 @@ impl Fit for IbpValidParams {
     type Model = IbpFit;
 
     /// Runs the chain; `observer` hears of every sweep.
-    fn fit_observed(&self, x: &RowMatrix, observer: &dyn Observer) -> Result<IbpFit, FitError> {
+    fn fit_observed(&self, x: MatrixView<'_>, observer: &dyn Observer) -> Result<IbpFit, FitError> {
         observer.start(self.iterations());
         self.fit_with(x, &mut |_, _| observer.run_finished())
     }
@@ -619,15 +620,10 @@ impl IbpValidParams {
         )
     }
 
-    /// Runs the chain on `x`.
-    pub fn fit(&self, x: &RowMatrix) -> Result<IbpFit, FitError> {
-        self.fit_with(x, &mut |_, _| {})
-    }
-
     /// [`fit`](Self::fit), calling `each(record, z)` after every sweep with the current Z.
     pub fn fit_with(
         &self,
-        x: &RowMatrix,
+        x: MatrixView<'_>,
         each: &mut dyn FnMut(&IbpTraceRecord, &RowMatrix),
     ) -> Result<IbpFit, FitError> {
         self.run(x, None, 0, each)
@@ -637,7 +633,7 @@ impl IbpValidParams {
     /// several draws from stream c; a single chain from stream 0).
     pub(crate) fn fit_stream(
         &self,
-        x: &RowMatrix,
+        x: MatrixView<'_>,
         stream: u64,
         each: &mut dyn FnMut(&IbpTraceRecord, &RowMatrix),
     ) -> Result<IbpFit, FitError> {
@@ -668,19 +664,19 @@ impl IbpValidParams {
                 x.n_cols()
             )));
         }
-        self.run(x, Some(hidden), 0, each)
+        self.run(x.view(), Some(hidden), 0, each)
     }
 
     fn run(
         &self,
-        x: &RowMatrix,
+        x: MatrixView<'_>,
         hidden: Option<&HiddenEntries>,
         stream: u64,
         each: &mut dyn FnMut(&IbpTraceRecord, &RowMatrix),
     ) -> Result<IbpFit, FitError> {
         let mut work = match hidden {
             Some(h) => h.fill_column_means(x),
-            None => x.clone(),
+            None => x.to_owned(),
         };
         check_data(&work)?;
         let (sigma_x, sigma_a) = match (self.sigma_x, self.sigma_a) {
@@ -809,11 +805,11 @@ impl IbpValidParams {
 }
 
 /// The standard deviation of the entries of `x` that are not hidden.
-fn visible_std(x: &RowMatrix, hidden: Option<&HiddenEntries>) -> f64 {
+fn visible_std(x: MatrixView<'_>, hidden: Option<&HiddenEntries>) -> f64 {
     match hidden {
         Some(h) => {
             let v = h.visible_values(x);
-            data_std(&RowMatrix::new(v.len(), 1, v))
+            data_std(RowMatrix::new(v.len(), 1, v).view())
         }
         None => data_std(x),
     }
@@ -829,7 +825,7 @@ fn impute(
     hyper: &Hyper,
     rng: &mut ChaCha8Rng,
 ) {
-    let a = a_posterior(work, z, hyper.sigma_x, hyper.sigma_a).draw(rng);
+    let a = a_posterior(work.view(), z, hyper.sigma_x, hyper.sigma_a).draw(rng);
     for &(r, c) in hidden.entries() {
         let mean: f64 = (0..z.n_cols())
             .filter(|&f| z.row(r)[f] != 0.0)
@@ -886,12 +882,12 @@ mod tests {
         // Rows halfway to each feature: least squares ties, so the prior decides: feature 0
         // (p = 3/5 > 1/2) is taken, feature 1 (p = 1/5) is not.
         let x = RowMatrix::from_rows(&[[1.0, 0.0], [0.0, 1.0]]);
-        let got = fit.predict_z(&x).unwrap();
+        let got = fit.predict_z(x.view()).unwrap();
         assert_eq!(got.row(0), &[1, 0]);
         assert_eq!(got.row(1), &[0, 0]);
         // Near a feature the likelihood wins over a small prior: (0, 1.9) takes feature 1.
         let x = RowMatrix::from_rows(&[[0.0, 1.9]]);
-        assert_eq!(fit.predict_z(&x).unwrap().row(0), &[0, 1]);
+        assert_eq!(fit.predict_z(x.view()).unwrap().row(0), &[0, 1]);
         // The shift is σ² logit(m/(N + 1)), and an unheld column counts half a row.
         let s = frequency_shift(&[3, 1, 0], 4, 2.0);
         assert!((s[0] - 4.0 * (1.5f64).ln()).abs() < 1e-12);
@@ -933,7 +929,7 @@ mod tests {
                 .is_err()
         );
         let x = RowMatrix::from_rows(&[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]);
-        let s = data_std(&x);
+        let s = data_std(x.view());
         // The defaults resample σ_X and σ_A (and α) from their starting values.
         let fit = p.fit(&x).unwrap();
         assert_eq!(p.resampled(), (true, true, true));

@@ -48,7 +48,7 @@ impl SemiCollapsed {
     /// One sweep: A drawn from p(A | Z, X), then the rows in order 0..N.
     pub fn sweep(&mut self, x: &RowMatrix, rng: &mut ChaCha8Rng) {
         let post = a_posterior(
-            x,
+            x.view(),
             &self.feats.to_row_matrix(),
             self.hyper.sigma_x,
             self.hyper.sigma_a,

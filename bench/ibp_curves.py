@@ -2,13 +2,14 @@
 """Log joint against sampling seconds, PyIBP beside madbayes' IBP samplers (the last step of
 bench/run_ibp_curves.sh).
 
-    python3 bench/ibp_curves.py --out-csv CSV --out-png PNG N=DIR [N=DIR ...]
+    python3 bench/ibp_curves.py --out-csv CSV --out-png PNG [--clock cpu|wall] NAME=DIR ...
 
 DIR holds PyIBP's trace (pyibp/trace.csv: iteration,seconds,k,log_joint, logLike() after
-every sweep) and madbayes' curves (madbayes.csv: kind,form,sweep,seconds,k,log_joint, every
-sweep's Z scored at PyIBP's fixed α, σ_X, σ_A) for block images of N rows. Writes all the
-curves into one CSV (n,program,kind,form,sweep,seconds,k,log_joint), draws one panel per N
-(log joint against seconds, log-scaled time), and prints a Markdown table per N: each
+every sweep), madbayes' curves (madbayes.csv: kind,form,sweep,seconds,k,log_joint, every
+sweep's Z scored at PyIBP's fixed α, σ_X, σ_A) and setting.txt (`title|α|σ_X|σ_A`) for one
+data set called NAME (block images of N rows: N; `tabletop`). Writes all the curves into one
+CSV (data,program,kind,form,sweep,seconds,k,log_joint), draws one panel per data set (log
+joint against seconds, log-scaled time), and prints a Markdown table per data set: each
 curve's final log joint, its sampling seconds, the first time it reaches PyIBP's final log
 joint, and whether that is within 1/100 of PyIBP's time (the issue's target).
 """
@@ -24,8 +25,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 KINDS = ["collapsed", "semi", "accelerated"]
 NAMES = {"collapsed": "collapsed", "semi": "semi-collapsed", "accelerated": "accelerated"}
 COLOURS = {"collapsed": "tab:blue", "semi": "tab:green", "accelerated": "tab:red"}
-STYLES = {"defaults": "-", "moves": ":", "plain": "--"}
-FORMS = ["defaults", "moves", "plain"]
+STYLES = {"defaults": "-", "moves": ":", "prior": "-.", "plain": "--"}
+FORMS = ["defaults", "moves", "prior", "plain"]
 
 
 def read(path):
@@ -34,9 +35,11 @@ def read(path):
 
 
 def first_reach(curve, level):
-    """Seconds of the first sweep whose log joint is at least `level` (None if never)."""
+    """Seconds of the first sweep whose log joint is at least `level` less 0.001 nats (None
+    if never): madbayes' curves are written to 4 decimals, so the same state PyIBP ends in
+    must count as reaching it."""
     for s, lj in curve:
-        if lj >= level:
+        if lj >= level - 1e-3:
             return s
     return None
 
@@ -49,12 +52,19 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out-csv", required=True)
     ap.add_argument("--out-png", required=True)
-    ap.add_argument("runs", nargs="+", help="N=DIR")
+    ap.add_argument("--clock", choices=["cpu", "wall"], default="cpu")
+    ap.add_argument("runs", nargs="+", help="NAME=DIR")
     a = ap.parse_args()
-    runs = [(int(r.split("=", 1)[0]), r.split("=", 1)[1]) for r in a.runs]
+    runs = [tuple(r.split("=", 1)) for r in a.runs]
     rows = []
-    fig, axes = plt.subplots(1, len(runs), figsize=(6.5 * len(runs), 4.8), squeeze=False)
-    for (n, d), ax in zip(runs, axes[0]):
+    cols = min(2, len(runs))
+    nrows = (len(runs) + cols - 1) // cols
+    fig, axes = plt.subplots(nrows, cols, figsize=(6.5 * cols, 4.8 * nrows), squeeze=False)
+    for ax in axes.flat[len(runs):]:
+        ax.set_visible(False)
+    for (n, d), ax in zip(runs, axes.flat):
+        with open(f"{d}/setting.txt") as f:
+            title, alpha, sigma_x, sigma_a = f.read().strip().split("|")
         py = [(float(r["seconds"]), float(r["log_joint"]), int(r["k"]), int(r["iteration"]))
               for r in read(f"{d}/pyibp/trace.csv")]
         for s, lj, k, it in py:
@@ -69,8 +79,9 @@ def main():
                          float(r["seconds"]), int(r["k"]), float(r["log_joint"])])
         py_final, py_time, py_k = py[-1][1], py[-1][0], py[-1][2]
         ax.plot([p[0] for p in py], [p[1] for p in py], color="black", lw=2,
-                label=f"PyIBP (K = {py_k} at the end)")
-        print(f"\nN = {n}: PyIBP ends at {fmt_nats(py_final)} (K = {py_k}) after "
+                label="PyIBP")
+        ax.text(py[-1][0], py_final, f" K = {py_k}", fontsize=7, va="bottom", ha="right")
+        print(f"\n{title}: PyIBP ends at {fmt_nats(py_final)} (K = {py_k}) after "
               f"{py[-1][3]} sweeps, {py_time:.1f} s; target: that log joint by "
               f"{py_time / 100:.3g} s\n")
         print("| madbayes sampler | form | final log joint (K) | s, all sweeps | s to PyIBP's "
@@ -89,6 +100,22 @@ def main():
                 print(f"| {NAMES[kind]} | {form} | {fmt_nats(c[-1][1])} ({c[-1][2]}) | "
                       f"{c[-1][0]:.3g} | {'never' if t is None else f'{t:.3g}'} | {ratio} | "
                       f"{'yes' if met else 'no'} |")
+        # Per sweep: each chain's sampling time over its sweeps, and PyIBP's per sweep over it.
+        py_sweep = py_time / py[-1][3]
+        print(f"\nPer sweep ({title}): PyIBP {1000 * py_sweep:.3g} ms; madbayes ms (PyIBP's / "
+              "madbayes'):\n")
+        print("| madbayes sampler | " + " | ".join(FORMS) + " |")
+        print("|---|" + "---:|" * len(FORMS))
+        for kind in KINDS:
+            cells = []
+            for form in FORMS:
+                c = mb.get((kind, form))
+                if not c:
+                    cells.append("—")
+                    continue
+                per = c[-1][0] / c[-1][3]
+                cells.append(f"{1000 * per:.3g} ({py_sweep / per:,.0f}×)".replace(",", " "))
+            print(f"| {NAMES[kind]} | " + " | ".join(cells) + " |")
         # The y-range: from a little below PyIBP's start of the interesting part to the top.
         finals = [c[-1][1] for c in mb.values()] + [py_final]
         top = max(max(p[1] for p in c) for c in mb.values())
@@ -100,16 +127,19 @@ def main():
         ax.text(py_time / 100, low, " 1/100 of PyIBP's time", color="grey", fontsize=7,
                 va="bottom", rotation=90)
         ax.axhline(py_final, color="black", lw=0.6, ls=":")
-        ax.set_xlabel("sampling seconds (one core)")
-        ax.set_ylabel("log p(X, Z) at α = 1, σ_X = 0.5, σ_A = 1")
-        ax.set_title(f"block images, N = {n}, noise 0.5, centred")
+        clock = "CPU seconds" if a.clock == "cpu" else "seconds"
+        ax.set_xlabel(f"sampling {clock} (one thread)")
+        ax.set_ylabel(f"log p(X, Z) at α = {alpha}, σ_X = {sigma_x}, σ_A = {sigma_a}")
+        ax.set_title(title)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
+    # One legend for all panels, below them (the curves are the same in every panel).
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=5, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.09 / nrows, 1, 1))
     fig.savefig(a.out_png, dpi=110)
     with open(a.out_csv, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["n", "program", "kind", "form", "sweep", "seconds", "k", "log_joint"])
+        w.writerow(["data", "program", "kind", "form", "sweep", "seconds", "k", "log_joint"])
         for r in rows:
             w.writerow(r[:5] + [f"{r[5]:.6g}", r[6], f"{r[7]:.4f}"])
     if any(math.isnan(r[7]) for r in rows):

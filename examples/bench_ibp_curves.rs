@@ -14,7 +14,9 @@
 //!             default starts, split–merge and recoding moves, block update);
 //!   plain     `.plain()` with α, σ_X, σ_A fixed at the given values (D-V&G's sampler:
 //!             single-entry Gibbs from an empty start, no other move) — PyIBP's target;
-//!   moves     the defaults' moves with α, σ_X, σ_A fixed at the given values.
+//!   moves     the defaults' moves with α, σ_X, σ_A fixed at the given values;
+//!   prior     as `moves`, started from a draw of the IBP(α) prior (PyIBP's start) instead
+//!             of the defaults' start.
 //! After every sweep the chain's Z is scored at the given α, σ_X, σ_A (log p(X | Z) +
 //! log P([Z]), the quantity PyIBP's `logLike()` reports), so a chain whose own
 //! hyperparameters moved is compared on the same scale. `seconds` is the chain's sampling
@@ -87,6 +89,11 @@ fn main() -> Res<()> {
                 "defaults" => base,
                 "plain" => base.plain().alpha(alpha).sigma_x(sigma_x).sigma_a(sigma_a),
                 "moves" => base.alpha(alpha).sigma_x(sigma_x).sigma_a(sigma_a),
+                "prior" => base
+                    .alpha(alpha)
+                    .sigma_x(sigma_x)
+                    .sigma_a(sigma_a)
+                    .start_from_prior(true),
                 other => return Err(format!("unknown form {other}").into()),
             }
             .check()?;

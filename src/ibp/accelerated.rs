@@ -17,8 +17,8 @@
 //! P and h are recomputed from Z every `refresh` sweeps against rounding drift.
 
 use super::common::{
-    Hyper, block_log_prior, draw_binary, draw_log_weighted, gray, log_poisson_unnorm,
-    log_prior_flip, pick_block, shuffled,
+    Hyper, block_log_prior, block_prior_terms, draw_binary, draw_log_weighted, gray,
+    log_poisson_unnorm, log_prior_flip, pick_block, shuffled,
 };
 use super::dense::{chol_inverse, chol_logdet, cholesky, forward, grow_diag, remove_index};
 use super::model::gram;
@@ -221,6 +221,7 @@ impl Accelerated {
             .iter()
             .map(|&c| self.feats.m(c) - usize::from(self.feats.get(n, c)))
             .collect();
+        let terms = block_prior_terms(&m_minus, nn, self.hyper.block_fault);
         let cur: usize = block
             .iter()
             .enumerate()
@@ -233,10 +234,7 @@ impl Accelerated {
                 fit.flip(block[bit], z, mo);
             }
             let bits = cur ^ gray(t);
-            logw.push(
-                fit.loglik(xn, sx2, 0.0)
-                    + block_log_prior(&m_minus, bits, nn, self.hyper.block_fault),
-            );
+            logw.push(fit.loglik(xn, sx2, 0.0) + block_log_prior(&terms, bits));
         }
         let pick = draw_log_weighted(&logw, rng);
         let last = gray((1 << b) - 1);
@@ -307,12 +305,13 @@ impl Accelerated {
                         .iter()
                         .map(|&c| self.feats.m(c) - usize::from(self.feats.get(n, c)))
                         .collect();
+                    let terms = block_prior_terms(&m_minus, nn, self.hyper.block_fault);
                     let logw: Vec<f64> = (0..1usize << block.len())
                         .map(|bits| {
                             for (t, &c) in block.iter().enumerate() {
                                 zw[i * k + c] = f64::from(u8::from((bits >> t) & 1 == 1));
                             }
-                            block_log_prior(&m_minus, bits, nn, self.hyper.block_fault)
+                            block_log_prior(&terms, bits)
                                 + window_loglik(
                                     &zw,
                                     w,

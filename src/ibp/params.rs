@@ -8,6 +8,7 @@ use super::dense::std_normal;
 use super::hyper::{resample_alpha, resample_sigmas};
 use super::missing::ColumnPosteriors;
 use super::model::{a_posterior, collapsed_log_lik, log_ibp_prior};
+use super::recode::RecodeFault;
 use super::semi::SemiCollapsed;
 use super::split_merge::{self, Fault};
 use super::state::Feats;
@@ -106,7 +107,7 @@ pub struct IbpDefaults {
     pub resample: bool,
     /// Where the chain starts.
     pub start: IbpStart,
-    /// Split–merge attempts after every sweep.
+    /// Split–merge attempts after every sweep, and as many recoding attempts (module `recode`).
     pub split_merge: usize,
     /// Size of each row's joint block update (0: none).
     pub block: usize,
@@ -118,7 +119,7 @@ impl IbpDefaults {
     /// data's variance), starting from α = 1, σ_X = σ (a chain that starts with a large
     /// noise level builds the coarse features first and lets the resampling shrink σ_X;
     /// started at 0.25σ it freezes in many small features at low noise), σ_A = 0.75σ; an
-    /// empty start; 10 split–merge attempts after every sweep and a joint update of each row
+    /// empty start; 10 split–merge and 10 recoding attempts after every sweep and a joint update of each row
     /// on 3 features; 1000 sweeps.
     pub const TUNED: Self = Self {
         alpha: 1.0,
@@ -172,6 +173,8 @@ impl IbpSampler {
             start: None,
             split_merge: None,
             fault: Fault::None,
+            recode: None,
+            recode_fault: RecodeFault::None,
             block: None,
             block_fault: BlockFault::None,
         })
@@ -201,6 +204,8 @@ pub struct IbpValidParams {
     start: Option<Start>,
     split_merge: Option<usize>,
     fault: Fault,
+    recode: Option<usize>,
+    recode_fault: RecodeFault,
     block: Option<usize>,
     block_fault: BlockFault,
 }
@@ -318,6 +323,16 @@ impl IbpParams {
         self.0.split_merge = Some(attempts);
         self
     }
+    /// Recoding Metropolis–Hastings attempts after every sweep (default: as many as the
+    /// split–merge attempts, so `split_merge(0)` turns both off; module `recode`):
+    /// three disjoint features P, Q, B proposed as P ∪ B, Q ∪ B and back, and two disjoint or
+    /// nested features rewritten as another pair with the same row means. They leave the
+    /// posterior unchanged and undo what the split–merge moves cannot: a feature that stands
+    /// for the sum of others held by the rows that hold both.
+    pub fn recode(mut self, attempts: usize) -> Self {
+        self.0.recode = Some(attempts);
+        self
+    }
     /// After its single-entry updates, each row also draws its entries on a block of this
     /// many shared features jointly, from their conditional over all 2^b values (0 or 1:
     /// no block step). The block is drawn uniformly for each row. Two features that take the
@@ -332,6 +347,13 @@ impl IbpParams {
     #[doc(hidden)]
     pub fn split_merge_fault(mut self, fault: Fault) -> Self {
         self.0.fault = fault;
+        self
+    }
+    /// A deliberately wrong acceptance ratio of the recoding move, for the tests that show
+    /// the exact-posterior checks catch it.
+    #[doc(hidden)]
+    pub fn recode_fault(mut self, fault: RecodeFault) -> Self {
+        self.0.recode_fault = fault;
         self
     }
     /// A deliberately wrong weight of the joint block update, for the tests that show the
@@ -539,8 +561,8 @@ impl Chain {
         &mut self,
         x: &RowMatrix,
         h: Hyper,
-        attempts: usize,
-        fault: Fault,
+        attempts: (usize, usize),
+        faults: (Fault, RecodeFault),
         rng: &mut ChaCha8Rng,
     ) {
         let feats = match self {
@@ -548,7 +570,10 @@ impl Chain {
             Chain::Semi(c) => &mut c.feats,
             Chain::Accelerated(c) => &mut c.feats,
         };
-        if split_merge::run(x, feats, &h, attempts, fault, rng) > 0 {
+        if split_merge::run(
+            x, feats, &h, attempts.0, attempts.1, faults.0, faults.1, rng,
+        ) > 0
+        {
             self.set_hyper(x, h);
         }
     }
@@ -682,6 +707,7 @@ impl IbpValidParams {
         };
         let (re_alpha, re_sx, re_sa) = self.resampled();
         let split_merge = self.split_merge.unwrap_or(self.base.split_merge);
+        let recode = self.recode.unwrap_or(split_merge);
         // The prior scale of the variances (module `hyper`).
         let scale = visible_std(x, hidden).powi(2);
         let n = x.n_rows();
@@ -723,8 +749,14 @@ impl IbpValidParams {
         for it in 1..=iterations {
             let start = Instant::now();
             chain.sweep(&work, &mut rng);
-            if split_merge > 0 {
-                chain.split_merge(&work, hyper, split_merge, self.fault, &mut rng);
+            if split_merge > 0 || recode > 0 {
+                chain.split_merge(
+                    &work,
+                    hyper,
+                    (split_merge, recode),
+                    (self.fault, self.recode_fault),
+                    &mut rng,
+                );
             }
             let z = chain.feats().to_row_matrix();
             if re_alpha {

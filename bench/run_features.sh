@@ -2,7 +2,7 @@
 # Feature-family benchmarks of madbayes; results are appended to bench/out/<section>.log.
 #
 #   bash bench/setup.sh                    # once: bench/.venv (numpy, Pillow for the photos)
-#   bash bench/run_features.sh [section]   # section: sweep | restarts | defaults | all
+#   bash bench/run_features.sh [section]   # section: sweep | restarts | defaults | tabletop | all
 #
 # `sweep`: one BP-means sweep against one X Aᵀ GEMM of the same shape (MEIBP synthetic data,
 # N = 100 000, D = 1 000, K = 50), on 1 and 2 threads.
@@ -12,6 +12,10 @@
 # (plain) against the defaults on the tabletop photos (P = 20), the dice pictures (K-features,
 # K = 1..4), generated noisy block images (N = 100 and 1000) and Gaussian blobs (DP-means):
 # best objective, runs at the best, CPU time per run. About 15 min of CPU on this machine.
+# `tabletop`: issue 14's BP-means target on the tabletop photos (P = 20, one thread): the
+# defaults with 300 restarts and the paper's algorithm (--plain) with 3000, five times each,
+# alternating; CPU time per restart and the restarts at 261.2804. Set BEFORE=path/to/an/older
+# bench_features to time it in the same rounds (alternating with this build).
 # Every section prints `uptime` before and after itself: on this 2-core machine, timings
 # taken at a load above ~1.5 are not trustworthy.
 set -euo pipefail
@@ -113,13 +117,26 @@ run_defaults() {
     stamp "defaults: end"
 }
 
+run_tabletop() {
+    stamp "tabletop: start"
+    local q=(quality --data tabletop --algo bp-means --penalty 20 --threads 1 --target 261.2805)
+    for round in 1 2 3 4 5; do
+        for b in ${BEFORE:-} "$bin"; do
+            "$b" "${q[@]}" --restarts 300 --label "defaults round $round $b"
+            "$b" "${q[@]}" --restarts 3000 --plain true --label "plain round $round $b"
+        done
+    done
+    stamp "tabletop: end"
+}
+
 case "$section" in
     sweep) run_sweep 2>&1 | tee -a "$out/sweep.log" ;;
     restarts) run_restarts 2>&1 | tee -a "$out/restarts.log" ;;
     defaults) run_defaults 2>&1 | tee -a "$out/defaults.log" ;;
+    tabletop) run_tabletop 2>&1 | tee -a "$out/tabletop.log" ;;
     all)
         run_sweep 2>&1 | tee -a "$out/sweep.log"
         run_restarts 2>&1 | tee -a "$out/restarts.log"
         ;;
-    *) echo "unknown section $section (sweep | restarts | defaults | all)" >&2; exit 2 ;;
+    *) echo "unknown section $section (sweep | restarts | defaults | tabletop | all)" >&2; exit 2 ;;
 esac

@@ -27,6 +27,7 @@
 
 mod support;
 
+use madbayes::Fit;
 use madbayes::Model;
 use madbayes::RowMatrix;
 use madbayes::clustering::kmeans::kmeans_plus_plus;
@@ -119,7 +120,8 @@ fn cmd_lloyd(a: &Args) -> Res<()> {
     let x = read_f64(a.str("x")?, n, d)?;
     let init = read_f64(a.str("init")?, k, d)?;
     let params = KMeans::params(k).max_iter(max_iter).check()?;
-    let t = pool(threads)?.install(|| best_of(reps, || Ok(params.fit_from_means(&x, &init)?)))?;
+    let t =
+        pool(threads)?.install(|| best_of(reps, || Ok(params.fit_from_means(x.view(), &init)?)))?;
     let it = t.fit.n_iter() as f64;
     println!(
         "{{\"cmd\":\"lloyd\",\"n\":{n},\"d\":{d},\"k\":{k},\"threads\":{threads},\"n_iter\":{},\"best_s\":{:.6},\"per_iter_s\":{:.6},\"cpu_per_iter_s\":{:.6},\"objective\":{:.17e},\"times\":{},\"cpu_times\":{}}}",
@@ -150,8 +152,8 @@ fn cmd_seed(a: &Args) -> Res<()> {
             let c0 = cpu_seconds();
             let t = Instant::now();
             let c = pool.install(|| {
-                let norms = row_sq_norms(&x);
-                kmeans_plus_plus(&x, &norms, k, &mut run_rng(s, 0))
+                let norms = row_sq_norms(x.view());
+                kmeans_plus_plus(x.view(), &norms, k, &mut run_rng(s, 0))
             });
             wall.push(t.elapsed().as_secs_f64());
             cpu.push(cpu_seconds() - c0);
@@ -159,10 +161,15 @@ fn cmd_seed(a: &Args) -> Res<()> {
         }
         let c = centers.expect("at least one rep");
         let potential: f64 = pool.install(|| {
-            nearest_rows(&x, &row_sq_norms(&x), &c, &row_sq_norms(&c))
-                .iter()
-                .map(|nr| nr.dist)
-                .sum()
+            nearest_rows(
+                x.view(),
+                &row_sq_norms(x.view()),
+                &c,
+                &row_sq_norms(c.view()),
+            )
+            .iter()
+            .map(|nr| nr.dist)
+            .sum()
         });
         let best = |v: &[f64]| v.iter().cloned().fold(f64::INFINITY, f64::min);
         println!(
@@ -220,7 +227,7 @@ fn cmd_dp_vs_km(a: &Args) -> Res<()> {
     let k = dp_t.fit.k();
     let init = random_rows(&x, k, seed);
     let km = KMeans::params(k).max_iter(max_iter).check()?;
-    let km_t = pool.install(|| best_of(reps, || Ok(km.fit_from_means(&x, &init)?)))?;
+    let km_t = pool.install(|| best_of(reps, || Ok(km.fit_from_means(x.view(), &init)?)))?;
     let (dp_n, km_n) = (dp_t.fit.n_iter() as f64, km_t.fit.n_iter() as f64);
     let (dp_it, km_it) = (dp_t.best_wall() / dp_n, km_t.best_wall() / km_n);
     let (dp_cpu, km_cpu) = (dp_t.best_cpu() / dp_n, km_t.best_cpu() / km_n);
@@ -277,7 +284,7 @@ fn cmd_memory(a: &Args) -> Res<()> {
                 KMeans::params(k)
                     .max_iter(max_iter)
                     .check()?
-                    .fit_from_means(&x, &init)?
+                    .fit_from_means(x.view(), &init)?
             }
             "dpmeans" => {
                 let p: f64 = a.get("penalty")?;

@@ -49,6 +49,7 @@
 
 mod support;
 
+use madbayes::Fit;
 use madbayes::Model;
 use madbayes::RowMatrix;
 use madbayes::eval::{HiddenEntries, effective_sample_size, gelman_effective_sample_size};
@@ -97,7 +98,7 @@ fn run_chain(
             .refine(true)
             .seed(seed)
             .check()?
-            .fit(&hidden.fill_column_means(x))?;
+            .fit(&hidden.fill_column_means(x.view()))?;
         start_s = t.elapsed().as_secs_f64();
         p = p.start_from(bp.z().to_row_matrix());
     } else {
@@ -116,7 +117,7 @@ fn run_chain(
         r.k.push(rec.k as f64);
         r.loglik.push(rec.log_joint - log_ibp_prior(z, rec.alpha));
         if rec.iteration + 5 > iterations {
-            let post = ColumnPosteriors::new(x, hidden, z, rec.sigma_x, rec.sigma_a);
+            let post = ColumnPosteriors::new(x.view(), hidden, z, rec.sigma_x, rec.sigma_a);
             let s = post.score(x, hidden, z);
             r.final_scores
                 .push((s.l2_per_entry(), s.loglik_per_entry()));
@@ -266,12 +267,12 @@ fn main() -> Res<()> {
         let (n, d) = (x.n_rows(), x.n_cols());
         let hidden = HiddenEntries::scattered(n, d, (100 * d).min(n * d / 5), seed)?;
         let sigmas = sigmas.unwrap_or_else(|| {
-            let s = sd(&hidden.visible_values(x));
+            let s = sd(&hidden.visible_values(x.view()));
             (0.25 * s, 0.75 * s)
         });
         if let Some(z) = z_true {
             // The true Z scored like a sample: where the chains would sit if they found it.
-            let post = ColumnPosteriors::new(x, &hidden, z, sigmas.0, sigmas.1);
+            let post = ColumnPosteriors::new(x.view(), &hidden, z, sigmas.0, sigmas.1);
             let s = post.score(x, &hidden, z);
             println!(
                 "{{\"cmd\":\"dvg-truth\",\"data\":\"{data}\",\"n\":{n},\"d\":{d},\"k_true\":{},\

@@ -17,6 +17,7 @@
 //!          [--restarts R] [--seed S] [--threads T] [--refine true|false]
 //!          [--seeding base|residual] [--grow-seeds true|false] [--plain true]
 //!          [--max-iter M] [--target V] [--hist true] [--show true] [--z-out FILE]
+//!          [--objs-out FILE]
 //!          [--n N --sigma S --p P --gen-seed G]   (blocks only)
 //!          [--truth DIR]   (FILE: DIR/z.csv and DIR/a.csv, the truth `madbayes gen` wrote)
 //!          One fit with the library's defaults except what is given: best objective, K,
@@ -28,7 +29,8 @@
 //!          and at the least-squares A). `--plain true` starts from the paper's settings
 //!          (`FeatureParams::plain`) before the other options; `--hist` prints the distinct
 //!          run objectives with their counts on stderr, `--show` the learned means,
-//!          `--z-out` the winning Z.
+//!          `--z-out` the winning Z, `--objs-out` every restart's objective as the hex
+//!          bits of its f64, one a line (to compare runs bit for bit).
 //! quality-dp --algo dp-means|collapsed-dp-means --penalty L [--n N --d D --k K --sd S
 //!          --box B --gen-seed G] [--restarts R] [--refine true|false] [--seed S]
 //!          [--target V]
@@ -43,6 +45,7 @@ mod support;
 
 use faer::linalg::matmul::matmul;
 use faer::{Accum, MatMut, MatRef, Par};
+use madbayes::Fit;
 use madbayes::Model;
 use madbayes::RowMatrix;
 use madbayes::features::{
@@ -367,6 +370,15 @@ fn cmd_quality(a: &Args) -> Res<()> {
             text.join(", "),
             groups.len()
         );
+    }
+    if a.has("objs-out") {
+        // Every restart's objective as the bits of its f64, one a line: equal files mean
+        // bit-identical runs (e.g. on 1 and 2 threads).
+        let text: String = objs
+            .iter()
+            .map(|v| format!("{:016x}\n", v.to_bits()))
+            .collect();
+        std::fs::write(a.str("objs-out")?, text)?;
     }
     if a.has("z-out") {
         let z = fit.z();

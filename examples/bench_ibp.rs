@@ -51,6 +51,7 @@ mod local_search;
 mod meibp_large;
 mod support;
 
+use madbayes::Fit;
 use madbayes::Model;
 use madbayes::RowMatrix;
 use madbayes::generate::{block_images, ibp_linear_gaussian};

@@ -3,13 +3,14 @@
 //! ```text
 //! cargo run --release --example ibp_defaults -- --kinds collapsed,semi,accelerated
 //!     --ns 100,500,2000 --noises 0.1,0.3,0.5 --seeds 1,2 --sweeps 300
-//!     [--split-merge 0,10] [--block 0,3] [--sx-frac 0.25,1] [--plain]
+//!     [--split-merge 0,10] [--recode R] [--block 0,3] [--sx-frac 0.25,1] [--plain]
+//!     [--start empty|prior]
 //! ```
 //!
 //! For every combination, generates block images (`madbayes gen blocks`: p = 0.5, data seed
 //! = chain seed), fits the sampler with the library defaults (`IbpSampler::params(kind)`:
-//! hyperparameters resampled, data as given) except the split–merge attempts and the block
-//! size given, and prints one line: K, whether the four shapes are recovered (each true shape
+//! hyperparameters resampled, data as given) except the split–merge attempts, the recoding
+//! attempts (`--recode`; default as many as the split–merge attempts) and the block size given, and prints one line: K, whether the four shapes are recovered (each true shape
 //! matched one-to-one by a learned feature's posterior mean within 0.35 in every pixel — a
 //! feature that is the sum of two shapes is 1 away somewhere, so it is a miss), the final
 //! log joint, the log joint of the true Z at the chain's final hyperparameters, σ_X, α and
@@ -17,6 +18,7 @@
 //! (f > 0) starts σ_X at f × the data's standard deviation instead of the default's
 //! (still resampled; 0: the default).
 
+use madbayes::Fit;
 use madbayes::Model;
 use madbayes::generate::block_images;
 use madbayes::ibp::{IbpKind, IbpSampler, collapsed_log_lik, log_ibp_prior};
@@ -66,6 +68,14 @@ fn main() {
     let blocks: Vec<usize> = list(&args, "block", "3");
     let sweeps: usize = list(&args, "sweeps", "300")[0];
     let fracs: Vec<f64> = list(&args, "sx-frac", "0");
+    // Recoding attempts per sweep (default: as many as the split–merge attempts).
+    let recode: Option<usize> = args.get("recode").map(|v| v.parse().expect("a number"));
+    // Where the chain starts: `empty` or `prior` (default: the defaults' start).
+    let start: Option<bool> = args.get("start").map(|v| match v.as_str() {
+        "empty" => false,
+        "prior" => true,
+        other => panic!("unknown start {other}"),
+    });
     for &n in &ns {
         for &noise in &noises {
             for &seed in &seeds {
@@ -83,8 +93,14 @@ fn main() {
                             if frac > 0.0 {
                                 // σ_X starts at frac × the data's sd and is resampled.
                                 p = p
-                                    .sigma_x(frac * madbayes::ibp::data_std(&data.x))
+                                    .sigma_x(frac * madbayes::ibp::data_std(data.x.view()))
                                     .resample_hyper(true);
+                            }
+                            if let Some(r) = recode {
+                                p = p.recode(r);
+                            }
+                            if let Some(prior) = start {
+                                p = p.start_from_prior(prior);
                             }
                             let fit = p
                                 .split_merge(sm)
@@ -117,9 +133,12 @@ fn main() {
                                     None => worst = f64::INFINITY,
                                 }
                             }
-                            let truth =
-                                collapsed_log_lik(&data.x, &data.z, fit.sigma_x(), fit.sigma_a())
-                                    + log_ibp_prior(&data.z, fit.alpha());
+                            let truth = collapsed_log_lik(
+                                data.x.view(),
+                                &data.z,
+                                fit.sigma_x(),
+                                fit.sigma_a(),
+                            ) + log_ibp_prior(&data.z, fit.alpha());
                             let rec = fit.records();
                             let seconds = rec.last().map_or(0.0, |r| r.seconds);
                             // First sweep at which the four shapes' K was reached and kept.

@@ -2,10 +2,10 @@
 //! models kept outside a Rust model value — the Python estimators keep theirs as NumPy arrays
 //! so that they pickle. Each function gives exactly what the model's own method gives.
 
-use crate::RowMatrix;
 use crate::error::FitError;
 use crate::features::BinaryMatrix;
 use crate::model::check_new_rows;
+use crate::{MatrixView, RowMatrix};
 
 pub use crate::clustering::{mahalanobis_distances_to, nearest_means, squared_distances};
 
@@ -14,7 +14,7 @@ pub use crate::clustering::{mahalanobis_distances_to, nearest_means, squared_dis
 /// from z = 0 above, as `predict_z` of the feature algorithms.
 ///
 /// Fails when `x` does not have D columns or holds a non-finite value.
-pub fn best_features(x: &RowMatrix, a: &RowMatrix) -> Result<BinaryMatrix, FitError> {
+pub fn best_features(x: MatrixView<'_>, a: &RowMatrix) -> Result<BinaryMatrix, FitError> {
     check_new_rows(x, a.n_cols())?;
     Ok(crate::features::model::assign_rows(x, a))
 }
@@ -27,7 +27,7 @@ pub fn best_features(x: &RowMatrix, a: &RowMatrix) -> Result<BinaryMatrix, FitEr
 /// Fails when `counts` does not have one entry per row of `a`, or `x` does not have D
 /// columns or holds a non-finite value.
 pub fn most_probable_features(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     a: &RowMatrix,
     counts: &[usize],
     n_train: usize,
@@ -52,10 +52,10 @@ pub fn most_probable_features(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Model;
     use crate::clustering::{DpMeans, Mahalanobis};
     use crate::features::BpMeans;
     use crate::ibp::{IbpKind, IbpSampler, Meibp};
+    use crate::{Fit, Model};
 
     fn data() -> RowMatrix {
         crate::generate::ibp_linear_gaussian(60, 6, 2.0, 1.0, 0.3, 7)
@@ -71,11 +71,11 @@ mod tests {
             .x;
         let c = DpMeans::params(2.0).check().unwrap().fit(&x).unwrap();
         assert_eq!(
-            nearest_means(&new, c.means()).unwrap(),
-            c.predict(&new).unwrap()
+            nearest_means(new.view(), c.means()).unwrap(),
+            c.predict(new.view()).unwrap()
         );
         assert_eq!(
-            squared_distances(&new, c.means()).unwrap(),
+            squared_distances(new.view(), c.means()).unwrap(),
             c.transform(&new).unwrap()
         );
         let m = Mahalanobis::params(2, 1.0)
@@ -84,13 +84,13 @@ mod tests {
             .fit(&x)
             .unwrap();
         assert_eq!(
-            mahalanobis_distances_to(&new, m.means(), m.covariances()).unwrap(),
-            m.transform(&new).unwrap()
+            mahalanobis_distances_to(new.view(), m.means(), m.covariances()).unwrap(),
+            m.transform(new.view()).unwrap()
         );
         let f = BpMeans::params(2.0).check().unwrap().fit(&x).unwrap();
         assert_eq!(
-            best_features(&new, f.means()).unwrap(),
-            f.predict_z(&new).unwrap()
+            best_features(new.view(), f.means()).unwrap(),
+            f.predict_z(new.view()).unwrap()
         );
         let s = IbpSampler::params(IbpKind::Accelerated)
             .iterations(30)
@@ -99,23 +99,29 @@ mod tests {
             .fit(&x)
             .unwrap();
         let z = s.z();
-        let got = most_probable_features(&new, s.means(), &z.col_sums(), 60, s.sigma_x());
-        assert_eq!(got.unwrap(), s.predict_z(&new).unwrap());
+        let got = most_probable_features(new.view(), s.means(), &z.col_sums(), 60, s.sigma_x());
+        assert_eq!(got.unwrap(), s.predict_z(new.view()).unwrap());
         let e = Meibp::params(5).check().unwrap().fit(&x).unwrap();
-        let got = most_probable_features(&new, e.means(), &e.z().col_sums(), 60, e.sigma_x());
-        assert_eq!(got.unwrap(), e.predict_z(&new).unwrap());
+        let got = most_probable_features(new.view(), e.means(), &e.z().col_sums(), 60, e.sigma_x());
+        assert_eq!(got.unwrap(), e.predict_z(new.view()).unwrap());
     }
 
     #[test]
     fn shapes_are_checked() {
         let a = RowMatrix::from_rows(&[[1.0, 0.0]]);
         let wide = RowMatrix::from_rows(&[[1.0, 0.0, 0.0]]);
-        assert!(best_features(&wide, &a).is_err());
-        assert!(nearest_means(&wide, &a).is_err());
-        assert!(nearest_means(&RowMatrix::from_rows(&[[1.0]]), &RowMatrix::zeros(0, 1)).is_err());
-        assert!(most_probable_features(&a, &a, &[1, 2], 3, 1.0).is_err());
+        assert!(best_features(wide.view(), &a).is_err());
+        assert!(nearest_means(wide.view(), &a).is_err());
+        assert!(
+            nearest_means(
+                RowMatrix::from_rows(&[[1.0]]).view(),
+                &RowMatrix::zeros(0, 1)
+            )
+            .is_err()
+        );
+        assert!(most_probable_features(a.view(), &a, &[1, 2], 3, 1.0).is_err());
         let not_pd = RowMatrix::from_rows(&[[1.0, 2.0], [2.0, 1.0]]);
-        assert!(mahalanobis_distances_to(&a, &a, &[not_pd]).is_err());
-        assert!(mahalanobis_distances_to(&a, &a, &[]).is_err());
+        assert!(mahalanobis_distances_to(a.view(), &a, &[not_pd]).is_err());
+        assert!(mahalanobis_distances_to(a.view(), &a, &[]).is_err());
     }
 }

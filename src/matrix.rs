@@ -207,9 +207,19 @@ impl<'a> MatrixView<'a> {
         &self.data[i * self.n_cols..(i + 1) * self.n_cols]
     }
 
+    /// Rows `start..end` as one slice.
+    pub fn rows_slice(&self, start: usize, end: usize) -> &'a [f64] {
+        &self.data[start * self.n_cols..end * self.n_cols]
+    }
+
     /// All values, row after row.
     pub fn as_slice(&self) -> &'a [f64] {
         self.data
+    }
+
+    /// A `faer` view of the same values, for GEMM.
+    pub fn as_faer(&self) -> MatRef<'a, f64> {
+        MatRef::from_row_major_slice(self.data, self.n_rows, self.n_cols)
     }
 
     /// Iterates over the rows.

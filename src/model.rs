@@ -18,16 +18,16 @@
 //! assert_eq!(clusters.stop(), Stop::Converged);
 //! println!("{}\n{}", describe(&clusters), describe(&features));
 //! // Z of new rows: one-hot for a clustering, any number of ones for features.
-//! let z = clusters.predict_z(&RowMatrix::from_rows(&[[4.9, 5.0]]))?;
+//! let z = clusters.predict_z(RowMatrix::from_rows(&[[4.9, 5.0]]).view())?;
 //! assert_eq!(z.row(0), &[0, 1]);
 //! # Ok::<(), madbayes::FitError>(())
 //! ```
 
-use crate::RowMatrix;
 use crate::error::FitError;
 use crate::features::BinaryMatrix;
 use crate::linalg::axpy;
 use crate::restarts::Observer;
+use crate::{MatrixView, RowMatrix};
 
 /// Why the returned run stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,15 +65,22 @@ pub trait Fit {
 
     /// Fits on `x` (one row per data point), on the current rayon pool. The result depends
     /// only on the data and the parameters (the seed among them), never on the number of
-    /// threads.
-    fn fit(&self, x: &RowMatrix) -> Result<Self::Model, FitError> {
-        self.fit_observed(x, &crate::restarts::Silent)
+    /// threads. `x` is a `&RowMatrix` or a borrowed [`MatrixView`] of data held elsewhere
+    /// (a NumPy array, a memory map): it is read in place, never copied.
+    fn fit<'a>(&self, x: impl Into<MatrixView<'a>>) -> Result<Self::Model, FitError>
+    where
+        Self: Sized,
+    {
+        self.fit_observed(x.into(), &crate::restarts::Silent)
     }
 
     /// [`fit`](Fit::fit), reporting progress to `observer`: one unit per restart for the
     /// hard-assignment methods, one per sweep or iteration for the IBP methods.
-    fn fit_observed(&self, x: &RowMatrix, observer: &dyn Observer)
-    -> Result<Self::Model, FitError>;
+    fn fit_observed(
+        &self,
+        x: MatrixView<'_>,
+        observer: &dyn Observer,
+    ) -> Result<Self::Model, FitError>;
 }
 
 /// A fitted model: the answers every algorithm gives the same way.
@@ -126,11 +133,11 @@ pub trait Model {
     /// The assignment of each row of `x` given the model's means: the nearest cluster (one-hot)
     /// for a clustering, the best z for a feature model. Fails when `x` does not have the
     /// model's number of columns or holds a non-finite value.
-    fn predict_z(&self, x: &RowMatrix) -> Result<BinaryMatrix, FitError>;
+    fn predict_z(&self, x: MatrixView<'_>) -> Result<BinaryMatrix, FitError>;
 
     /// The model's reconstruction Z A of each row of `x`, with Z from
     /// [`predict_z`](Model::predict_z).
-    fn reconstruct(&self, x: &RowMatrix) -> Result<RowMatrix, FitError> {
+    fn reconstruct(&self, x: MatrixView<'_>) -> Result<RowMatrix, FitError> {
         let z = self.predict_z(x)?;
         Ok(z_times_means(&z, self.means()))
     }
@@ -151,7 +158,7 @@ pub(crate) fn z_times_means(z: &BinaryMatrix, means: &RowMatrix) -> RowMatrix {
 
 /// Checks that new rows fit a model with `d` columns: the same width, finite values. (Empty
 /// `x` is allowed: it has no rows to assign.)
-pub(crate) fn check_new_rows(x: &RowMatrix, d: usize) -> Result<(), FitError> {
+pub(crate) fn check_new_rows(x: MatrixView<'_>, d: usize) -> Result<(), FitError> {
     if x.n_cols() != d {
         return Err(FitError::Shape(format!(
             "the new rows have {} columns but the model was fitted on {d}; give rows of {d} values",

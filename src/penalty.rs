@@ -9,7 +9,7 @@
 //! data (P is a squared distance), so it suits standardised data and raw data alike, and it
 //! costs one pass over X.
 
-use crate::RowMatrix;
+use crate::MatrixView;
 use crate::error::{FitError, check_data};
 
 /// The default penalty of `x`: (1/N) Σₙ ‖xₙ − x̄‖², see the [module](self) documentation.
@@ -17,7 +17,7 @@ use crate::error::{FitError, check_data};
 /// When every row is the same (the sum is 0) every penalty gives the same clustering, and the
 /// mean squared norm (1/N) Σₙ ‖xₙ‖² is returned instead, or 1 for data that are all 0.
 /// Fails on data that [`check_data`] refuses (empty, non-finite, out of the scale band).
-pub fn default_penalty(x: &RowMatrix) -> Result<f64, FitError> {
+pub fn default_penalty(x: MatrixView<'_>) -> Result<f64, FitError> {
     check_data(x)?;
     let (n, d) = (x.n_rows(), x.n_cols());
     let mut mean = vec![0.0; d];
@@ -49,17 +49,18 @@ pub fn default_mahalanobis_penalty(n: usize, k: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::RowMatrix;
 
     #[test]
     fn is_the_mean_squared_distance_to_the_mean() {
         // Rows (0, 0), (2, 0), (1, 3): mean (1, 1); squared distances 2, 2, 4.
         let x = RowMatrix::from_rows(&[[0.0, 0.0], [2.0, 0.0], [1.0, 3.0]]);
-        assert!((default_penalty(&x).unwrap() - 8.0 / 3.0).abs() < 1e-15);
+        assert!((default_penalty(x.view()).unwrap() - 8.0 / 3.0).abs() < 1e-15);
         // A squared distance: scaling the data by 10 scales it by 100; a shift leaves it.
         let scaled = RowMatrix::from_rows(&[[0.0, 0.0], [20.0, 0.0], [10.0, 30.0]]);
-        assert!((default_penalty(&scaled).unwrap() - 800.0 / 3.0).abs() < 1e-12);
+        assert!((default_penalty(scaled.view()).unwrap() - 800.0 / 3.0).abs() < 1e-12);
         let shifted = RowMatrix::from_rows(&[[5.0, -1.0], [7.0, -1.0], [6.0, 2.0]]);
-        assert!((default_penalty(&shifted).unwrap() - 8.0 / 3.0).abs() < 1e-12);
+        assert!((default_penalty(shifted.view()).unwrap() - 8.0 / 3.0).abs() < 1e-12);
     }
 
     #[test]
@@ -71,12 +72,12 @@ mod tests {
     #[test]
     fn equal_rows_and_bad_data() {
         let same = RowMatrix::from_rows(&[[3.0, 4.0], [3.0, 4.0]]);
-        assert_eq!(default_penalty(&same).unwrap(), 25.0);
-        assert_eq!(default_penalty(&RowMatrix::zeros(2, 2)).unwrap(), 1.0);
-        assert!(default_penalty(&RowMatrix::zeros(0, 2)).is_err());
+        assert_eq!(default_penalty(same.view()).unwrap(), 25.0);
+        assert_eq!(default_penalty(RowMatrix::zeros(2, 2).view()).unwrap(), 1.0);
+        assert!(default_penalty(RowMatrix::zeros(0, 2).view()).is_err());
         let nan = RowMatrix::from_rows(&[[1.0, f64::NAN]]);
         assert!(matches!(
-            default_penalty(&nan),
+            default_penalty(nan.view()),
             Err(FitError::NonFinite { .. })
         ));
     }

@@ -1,6 +1,7 @@
 //! The command line end to end: results, reproducibility across thread counts, and every
 //! kind of bad input (one-line message, exit status 2, nothing left in the output folder).
 
+use madbayes::Fit;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

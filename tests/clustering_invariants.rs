@@ -7,6 +7,7 @@
 mod common;
 
 use common::*;
+use madbayes::Fit;
 use madbayes::Model;
 use madbayes::clustering::objective::{
     collapsed_dp_means_objective, dp_means_objective, kmeans_objective,
@@ -135,9 +136,9 @@ fn traces_objectives_and_restart_bookkeeping() {
                 let own_collapsed = collapsed_objective(&x, labels, penalty);
                 assert_close(fit.objective(), own_collapsed, &what);
                 // The crate's public objective functions agree.
-                let lib = dp_means_objective(&x, labels, means, penalty);
+                let lib = dp_means_objective(x.view(), labels, means, penalty);
                 assert_close(fit.objective(), lib, &what);
-                let lib_c = collapsed_dp_means_objective(&x, labels, penalty);
+                let lib_c = collapsed_dp_means_objective(x.view(), labels, penalty);
                 assert_close(fit.objective(), lib_c, &what);
             }
         }
@@ -315,7 +316,11 @@ fn predict_on_training_data_returns_the_labels_at_convergence() {
             .fit(&x)
             .unwrap();
         assert!(f.converged());
-        assert_eq!(f.predict(&x).unwrap(), f.labels(), "K-means seed {seed}");
+        assert_eq!(
+            f.predict(x.view()).unwrap(),
+            f.labels(),
+            "K-means seed {seed}"
+        );
         let f = DpMeans::params(0.8)
             .restarts(2)
             .seed(seed)
@@ -324,7 +329,11 @@ fn predict_on_training_data_returns_the_labels_at_convergence() {
             .fit(&x)
             .unwrap();
         assert!(f.converged());
-        assert_eq!(f.predict(&x).unwrap(), f.labels(), "DP-means seed {seed}");
+        assert_eq!(
+            f.predict(x.view()).unwrap(),
+            f.labels(),
+            "DP-means seed {seed}"
+        );
     }
 }
 
@@ -413,7 +422,7 @@ fn iteration_caps_keep_labels_means_and_objective_consistent() {
             .fit(&x)
             .unwrap();
         let what = format!("K-means max_iter={max_iter}");
-        assert_eq!(f.predict(&x).unwrap(), f.labels(), "{what}");
+        assert_eq!(f.predict(x.view()).unwrap(), f.labels(), "{what}");
         assert_close(f.objective(), ss_against(&x, f.labels(), f.means()), &what);
         assert_trace_non_increasing_up_to_last(&f, scale, &what);
         for (name, params) in dp_configs(0.8) {

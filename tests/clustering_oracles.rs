@@ -9,6 +9,7 @@
 mod common;
 
 use common::*;
+use madbayes::Fit;
 use madbayes::Model;
 use madbayes::RowMatrix;
 use madbayes::clustering::{Clustering, CollapsedDpMeans, DpMeans, DpMeansParams, KMeans};
@@ -239,7 +240,7 @@ fn kmeans_from_poor_initial_means_still_ends_with_k_nonempty_clusters() {
         let fit = KMeans::params(k)
             .check()
             .unwrap()
-            .fit_from_means(&x, &init)
+            .fit_from_means(x.view(), &init)
             .unwrap();
         let what = format!(
             "trial {trial}: N={n} D={d} K={k} init {:?}",

@@ -6,6 +6,7 @@
 mod common;
 
 use common::*;
+use madbayes::Fit;
 use madbayes::Model;
 use madbayes::RowMatrix;
 use madbayes::clustering::{Clustering, CollapsedDpMeans, DpMeans, KMeans};
@@ -188,7 +189,7 @@ fn results_do_not_depend_on_where_the_data_sit() {
                 "{what}"
             );
             if *name != "collapsed" {
-                assert_eq!(b.predict(&x).unwrap(), b.labels(), "{what}: predict");
+                assert_eq!(b.predict(x.view()).unwrap(), b.labels(), "{what}: predict");
             }
             for (p, q) in a.means().as_slice().iter().zip(b.means().as_slice()) {
                 assert!((p + off - q).abs() <= 1e-6 * off, "{what}: means");

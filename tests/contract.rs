@@ -7,7 +7,8 @@ use madbayes::clustering::{CollapsedDpMeans, DpMeans, KMeans, Mahalanobis};
 use madbayes::features::{BpMeans, CollapsedBpMeans, KFeatures, StepwiseKFeatures};
 use madbayes::generate::block_images;
 use madbayes::ibp::{IbpKind, IbpSampler, Meibp};
-use madbayes::{BinaryMatrix, Fit, FitError, Model, ParamError, RowMatrix, Stop};
+use madbayes::occ::{OccBpMeans, OccDpMeans};
+use madbayes::{BinaryMatrix, Fit, FitError, MatrixView, Model, ParamError, RowMatrix, Stop};
 
 /// Block images: 60 rows of 36 pixels, four shapes, noise 0.3.
 fn data() -> RowMatrix {
@@ -61,28 +62,31 @@ fn check_model<M: Model>(name: &str, m: &M, x: &RowMatrix, sampler: bool) {
         assert_eq!(m.converged(), m.stop() == Stop::Converged, "{name}");
     }
     // New rows: shape, reconstruction, bad width, non-finite values, no rows.
-    let zp = m.predict_z(x).unwrap();
+    let zp = m.predict_z(x.view()).unwrap();
     assert_eq!(
         (zp.n_rows(), zp.n_cols()),
         (n, m.k()),
         "{name}: predicted Z"
     );
-    let recon = m.reconstruct(x).unwrap();
+    let recon = m.reconstruct(x.view()).unwrap();
     let want = z_times_a(&zp, m.means());
     for (a, b) in recon.as_slice().iter().zip(want.as_slice()) {
         assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()), "{name}: Z A");
     }
     assert!(matches!(
-        m.predict_z(&RowMatrix::zeros(2, d + 1)),
+        m.predict_z(RowMatrix::zeros(2, d + 1).view()),
         Err(FitError::Shape(_))
     ));
     let mut bad = x.clone();
     bad.row_mut(1)[2] = f64::NAN;
     assert!(matches!(
-        m.predict_z(&bad),
+        m.predict_z(bad.view()),
         Err(FitError::NonFinite { row: 1, col: 2, .. })
     ));
-    assert_eq!(m.predict_z(&RowMatrix::zeros(0, d)).unwrap().n_rows(), 0);
+    assert_eq!(
+        m.predict_z(RowMatrix::zeros(0, d).view()).unwrap().n_rows(),
+        0
+    );
 }
 
 /// Fits through the trait only, then checks the model.
@@ -99,7 +103,7 @@ fn every_algorithm_keeps_the_contract() {
     // A clustering's Z is the one-hot matrix of its labels, and predict_z of the training
     // rows gives back the labels of a converged run.
     assert_eq!(c.z(), BinaryMatrix::one_hot(c.labels(), c.k()));
-    assert_eq!(c.predict_z(&x).unwrap(), c.z());
+    assert_eq!(c.predict_z(x.view()).unwrap(), c.z());
     fit_and_check(
         "dp-means",
         &DpMeans::params(4.0).check().unwrap(),
@@ -231,8 +235,8 @@ fn models_round_trip_through_json() {
         assert_eq!(back.trace(), m.trace(), "{name}");
         assert_eq!(back.stop(), m.stop(), "{name}");
         assert_eq!(
-            back.predict_z(x).unwrap(),
-            m.predict_z(x).unwrap(),
+            back.predict_z(x.view()).unwrap(),
+            m.predict_z(x.view()).unwrap(),
             "{name}"
         );
     }
@@ -248,7 +252,10 @@ fn models_round_trip_through_json() {
     round_trip("mahalanobis", &maha, &x);
     let back: madbayes::clustering::MahalanobisClustering =
         serde_json::from_str(&serde_json::to_string(&maha).unwrap()).unwrap();
-    assert_eq!(back.transform(&x).unwrap(), maha.transform(&x).unwrap());
+    assert_eq!(
+        back.transform(x.view()).unwrap(),
+        maha.transform(x.view()).unwrap()
+    );
     let f = BpMeans::params(2.0).check().unwrap().fit(&x).unwrap();
     round_trip("bp-means", &f, &x);
     let s = IbpSampler::params(IbpKind::Collapsed)
@@ -271,4 +278,60 @@ fn models_round_trip_through_json() {
     assert!(serde_json::from_str::<madbayes::features::FeatureModel>(&bad).is_err());
     let bad = text.replacen("\"rows\":[\"", "\"rows\":[\"2", 1);
     assert!(serde_json::from_str::<madbayes::features::FeatureModel>(&bad).is_err());
+}
+
+/// Fits `x` owned and through a borrowed view of the same values placed inside a larger
+/// buffer (rows of other data before and after), and requires the same model.
+fn same_through_a_view<P: Fit>(name: &str, p: &P, x: &RowMatrix) {
+    let (n, d) = (x.n_rows(), x.n_cols());
+    let mut buffer: Vec<f64> = (0..3 * d).map(|i| 100.0 + i as f64).collect();
+    buffer.extend_from_slice(x.as_slice());
+    buffer.extend((0..2 * d).map(|i| -50.0 - i as f64));
+    let view = MatrixView::new(&buffer[3 * d..3 * d + n * d], n, d).unwrap();
+    let owned = p.fit(x).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let viewed = p.fit(view).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(
+        owned.objective().to_bits(),
+        viewed.objective().to_bits(),
+        "{name}"
+    );
+    assert_eq!(owned.z(), viewed.z(), "{name}");
+    assert_eq!(owned.means(), viewed.means(), "{name}");
+    // The models read new rows through views too.
+    let new = x.rows_view(0, 5);
+    assert_eq!(
+        owned.predict_z(new).unwrap(),
+        viewed.predict_z(new).unwrap(),
+        "{name}"
+    );
+}
+
+#[test]
+fn a_borrowed_view_fits_like_the_owned_matrix() {
+    let x = data();
+    same_through_a_view("kmeans", &KMeans::params(4).check().unwrap(), &x);
+    same_through_a_view("dp-means", &DpMeans::params(4.0).check().unwrap(), &x);
+    let cdp = CollapsedDpMeans::params(4.0).check().unwrap();
+    same_through_a_view("collapsed-dp-means", &cdp, &x);
+    let maha = Mahalanobis::params(1, 1.0).restarts(2).check().unwrap();
+    same_through_a_view("mahalanobis", &maha, &x);
+    same_through_a_view("bp-means", &BpMeans::params(2.0).check().unwrap(), &x);
+    let cbp = CollapsedBpMeans::params(2.0).restarts(3).check().unwrap();
+    same_through_a_view("collapsed-bp-means", &cbp, &x);
+    same_through_a_view("k-features", &KFeatures::params(4).check().unwrap(), &x);
+    let step = StepwiseKFeatures::params(2.0).restarts(3).check().unwrap();
+    same_through_a_view("stepwise-k-features", &step, &x);
+    for kind in [
+        IbpKind::Collapsed,
+        IbpKind::SemiCollapsed,
+        IbpKind::Accelerated,
+    ] {
+        let p = IbpSampler::params(kind).iterations(5).check().unwrap();
+        same_through_a_view(kind.name(), &p, &x);
+    }
+    same_through_a_view("meibp", &Meibp::params(6).max_iter(30).check().unwrap(), &x);
+    let occ = OccDpMeans::params(4.0).blocks(3).check().unwrap();
+    same_through_a_view("occ-dp-means", &occ, &x);
+    let occ = OccBpMeans::params(2.0).blocks(3).check().unwrap();
+    same_through_a_view("occ-bp-means", &occ, &x);
 }

@@ -13,6 +13,7 @@
 //! The tests on `../shared/data` are compiled `#[ignore]` when it is absent (see `build.rs`),
 //! so `cargo test` lists them as `ignored, needs …`; the others need nothing.
 
+use madbayes::Fit;
 use madbayes::clustering::{CollapsedDpMeans, DpMeans};
 use madbayes::experiments::tabletop_matrix;
 use madbayes::features::objective::{bp_means_objective, sum_of_squares};

@@ -4,6 +4,7 @@
 //! not depend on the number of threads; the nearest-center search used by K-means is checked
 //! the same way.
 
+use madbayes::Fit;
 use madbayes::Model;
 use madbayes::RowMatrix;
 use madbayes::clustering::dp_means::{dp_means_run, random_order};
@@ -37,7 +38,7 @@ fn naive_dp_means(
     order: &[usize],
 ) -> (Vec<usize>, RowMatrix, usize) {
     let n = x.n_rows();
-    let mut means = RowMatrix::from_rows(&[mean_row(x)]);
+    let mut means = RowMatrix::from_rows(&[mean_row(x.view())]);
     let mut labels = vec![0usize; n];
     let mut iters = 0;
     while iters < max_iter {
@@ -62,7 +63,7 @@ fn naive_dp_means(
             break;
         }
         let k = means.n_rows();
-        means = cluster_means(x, &labels, k);
+        means = cluster_means(x.view(), &labels, k);
         // Drop empty clusters, keeping the others in order.
         let mut used = vec![false; k];
         labels.iter().for_each(|&c| used[c] = true);
@@ -92,14 +93,22 @@ fn waves_give_the_sequential_algorithm() {
         (blobs(40_000, 4, 60, 3), 400.0, usize::MAX),
         (blobs(40_000, 4, 400, 5), 30.0, usize::MAX),
     ] {
-        let norms = row_sq_norms(&x);
+        let norms = row_sq_norms(x.view());
         let order = random_order(x.n_rows(), &mut run_rng(9, 0));
-        let run = dp_means_run(&x, &norms, &mean_row(&x), penalty, k_max, 50, &order);
+        let run = dp_means_run(
+            x.view(),
+            &norms,
+            &mean_row(x.view()),
+            penalty,
+            k_max,
+            50,
+            &order,
+        );
         let (labels, means, iters) = naive_dp_means(&x, penalty, k_max, 50, &order);
         assert_eq!(run.n_iter, iters, "P = {penalty}, k_max = {k_max}");
         assert_eq!(run.labels, labels, "P = {penalty}, k_max = {k_max}");
         assert_eq!(run.means.n_rows(), means.n_rows());
-        let want = dp_means_objective(&x, &labels, &means, penalty);
+        let want = dp_means_objective(x.view(), &labels, &means, penalty);
         assert!(
             (run.objective - want).abs() <= 1e-12 * want,
             "{} vs {want}",
@@ -132,7 +141,7 @@ fn results_do_not_depend_on_the_thread_count() {
                 .max_iter(15)
                 .check()
                 .unwrap()
-                .fit_from_means(&x, &init)
+                .fit_from_means(x.view(), &init)
                 .unwrap();
             (
                 dp.labels().to_vec(),

@@ -7,6 +7,7 @@
 mod common;
 
 use common::*;
+use madbayes::Fit;
 use madbayes::Model;
 use madbayes::RowMatrix;
 use madbayes::features::objective::{bp_means_objective, k_features_objective};

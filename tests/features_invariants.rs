@@ -5,6 +5,7 @@
 mod common;
 
 use common::*;
+use madbayes::Fit;
 use madbayes::Model;
 use madbayes::features::objective::bp_means_objective;
 use madbayes::features::{
@@ -179,8 +180,8 @@ fn predict_recovers_the_training_rows_and_transform_reconstructs() {
         .unwrap()
         .fit(&x)
         .unwrap();
-    assert_eq!(fit.predict_z(&x).unwrap(), fit.z());
-    let recon = fit.reconstruct(&x).unwrap();
+    assert_eq!(fit.predict_z(x.view()).unwrap(), fit.z());
+    let recon = fit.reconstruct(x.view()).unwrap();
     let rss: f64 = x
         .as_slice()
         .iter()

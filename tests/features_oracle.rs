@@ -5,6 +5,7 @@
 mod common;
 
 use common::*;
+use madbayes::Fit;
 use madbayes::Model;
 use madbayes::features::objective::{
     bp_means_objective, collapsed_bp_means_objective, k_features_objective, sum_of_squares,

@@ -6,6 +6,7 @@
 //! status 2 and leaves nothing in DIR. The first two are ignored, with the reason, when their
 //! data are absent (see `build.rs`).
 
+use madbayes::Fit;
 use madbayes::RowMatrix;
 use madbayes::clustering::KMeans;
 use madbayes::experiments::paper_matrix;

@@ -2,6 +2,7 @@
 //! single chain, and the posterior summaries recover the block images' truth when the chains
 //! start there (features aligned across draws, row probabilities, the distribution of K).
 
+use madbayes::Fit;
 use madbayes::generate::block_images;
 use madbayes::ibp::{IbpKind, IbpPosterior, IbpSampler, IbpValidParams};
 use madbayes::{Model, RowMatrix};

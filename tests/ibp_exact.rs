@@ -23,6 +23,7 @@
 
 use madbayes::RowMatrix;
 use madbayes::eval::HiddenEntries;
+use madbayes::ibp::recode::{RecodeFault, recode_steps_with_fault};
 use madbayes::ibp::split_merge::{Fault, split_merge_steps_with_fault};
 use madbayes::ibp::{
     BlockFault, ColumnPosteriors, IbpKind, IbpSampler, collapsed_log_lik, log_ibp_prior,
@@ -133,8 +134,8 @@ fn class_weights(random_alpha: bool, hidden: Option<&HiddenEntries>) -> (Vec<Vec
             };
             prior
                 + match hidden {
-                    Some(h) => ColumnPosteriors::new(&x, h, &z, SIGMA_X, SIGMA_A).log_lik(),
-                    None => collapsed_log_lik(&x, &z, SIGMA_X, SIGMA_A),
+                    Some(h) => ColumnPosteriors::new(x.view(), h, &z, SIGMA_X, SIGMA_A).log_lik(),
+                    None => collapsed_log_lik(x.view(), &z, SIGMA_X, SIGMA_A),
                 }
         })
         .collect();
@@ -260,7 +261,7 @@ fn check_chain(
     };
     match hidden {
         Some(h) => params.fit_imputing(&x, h, &mut each).unwrap(),
-        None => params.fit_with(&x, &mut each).unwrap(),
+        None => params.fit_with(x.view(), &mut each).unwrap(),
     };
     let mut tv = 0.0;
     for k in 0..=ex.p_k.len() {
@@ -412,6 +413,21 @@ fn accelerated_gibbs_with_split_merge_and_alpha_resampling_samples_the_alpha_mar
 /// standard errors over the class probabilities with expected count ≥ 50 and the three
 /// statistics, the fraction of draws the move changed).
 fn move_alone(fault: Fault, attempts: usize, draws: usize, seed: u64) -> (f64, f64) {
+    move_alone_with(
+        &mut |x, z, rng| {
+            split_merge_steps_with_fault(x, z, ALPHA, SIGMA_X, SIGMA_A, attempts, fault, rng)
+        },
+        draws,
+        seed,
+    )
+}
+
+/// [`move_alone`] for any move: `step` maps (X, Z) to the Z after the move.
+fn move_alone_with(
+    step: &mut dyn FnMut(&RowMatrix, &RowMatrix, &mut rand_chacha::ChaCha8Rng) -> RowMatrix,
+    draws: usize,
+    seed: u64,
+) -> (f64, f64) {
     let (all, w) = class_weights(false, None);
     let total: f64 = w.iter().sum();
     let p: Vec<f64> = w.iter().map(|v| v / total).collect();
@@ -433,9 +449,7 @@ fn move_alone(fault: Fault, attempts: usize, draws: usize, seed: u64) -> (f64, f
         let order = random_permutation(all[c].len(), &mut rng);
         let masks: Vec<u32> = order.iter().map(|&t| all[c][t]).collect();
         let z = z_of_masks(&masks);
-        let z2 = split_merge_steps_with_fault(
-            &x, &z, ALPHA, SIGMA_X, SIGMA_A, attempts, fault, &mut rng,
-        );
+        let z2 = step(&x, &z, &mut rng);
         let mut m2: Vec<u32> = (0..z2.n_cols())
             .map(|k| (0..N).map(|i| u32::from(z2.row(i)[k] != 0.0) << i).sum())
             .filter(|&m| m != 0)
@@ -513,26 +527,69 @@ fn split_merge_broken_on_purpose_is_caught() {
     }
 }
 
+/// The recoding move (fuse three disjoint features into two, dissolve two crossing ones into
+/// three, rewrite a disjoint or nested pair) alone keeps exact posterior draws exact, by the
+/// same measure as the split–merge move above (3 attempts on each of 200 000 draws).
+#[test]
+fn recode_alone_leaves_the_exact_posterior_invariant() {
+    let (worst, changed) = move_alone_with(
+        &mut |x, z, rng| {
+            recode_steps_with_fault(x, z, ALPHA, SIGMA_X, SIGMA_A, 3, RecodeFault::None, rng)
+        },
+        200_000,
+        23,
+    );
+    println!("recode alone: worst deviation {worst:.2} SE, {changed:.3} of draws changed");
+    assert!(
+        changed > 0.10,
+        "the move changed only {changed} of the draws"
+    );
+    assert!(worst < 5.0, "deviation {worst} SE");
+}
+
+/// Each deliberately wrong acceptance ratio of the recoding move fails the same check by a
+/// wide margin: the proposal-count ratio of the fuse and dissolve left out, or the prior
+/// part ∏ f(m) left out.
+#[test]
+fn recode_broken_on_purpose_is_caught() {
+    for fault in [RecodeFault::NoCount, RecodeFault::NoPrior] {
+        let (worst, changed) = move_alone_with(
+            &mut |x, z, rng| recode_steps_with_fault(x, z, ALPHA, SIGMA_X, SIGMA_A, 3, fault, rng),
+            200_000,
+            24,
+        );
+        println!("{fault:?}: worst deviation {worst:.2} SE, {changed:.3} of draws changed");
+        assert!(worst > 10.0, "{fault:?} is not caught: {worst} SE");
+    }
+}
+
 /// How far a chain of `kind` with the block update broken by `fault` (no split–merge, block
 /// of 3, the default) lands from the exact posterior: the largest |estimate − exact| / SE
 /// over P(K = k) (k with exact probability ≥ 0.001), P(share) and P(row 2 empty), SEs by
 /// batch means as in [`check_chain`].
 fn block_chain_deviation(kind: IbpKind, fault: BlockFault, sweeps: usize, seed: u64) -> f64 {
-    let ex = exact(false, None);
     let params = IbpSampler::params(kind)
+        .split_merge(0)
+        .block(3)
+        .block_fault(fault);
+    chain_deviation(params, sweeps, seed)
+}
+
+/// The largest |estimate − exact| / SE of a chain with the given parameters (α, σ_X, σ_A
+/// and the sweeps set here), over the statistics of [`block_chain_deviation`].
+fn chain_deviation(params: madbayes::ibp::IbpParams, sweeps: usize, seed: u64) -> f64 {
+    let ex = exact(false, None);
+    let params = params
         .alpha(ALPHA)
         .sigma_x(SIGMA_X)
         .sigma_a(SIGMA_A)
-        .split_merge(0)
-        .block(3)
-        .block_fault(fault)
         .iterations(BURN + sweeps)
         .seed(seed)
         .check()
         .unwrap();
     let (mut k_series, mut share, mut empty2) = (Vec::new(), Vec::new(), Vec::new());
     params
-        .fit_with(&data(), &mut |rec, z| {
+        .fit_with(data().view(), &mut |rec, z| {
             if rec.iteration > BURN {
                 let (k, s, e) = stats_of_z(z);
                 k_series.push(k);
@@ -578,5 +635,27 @@ fn block_update_broken_on_purpose_is_caught() {
             println!("{kind:?} {fault:?}: worst deviation {bad:.2} SE");
             assert!(bad > 10.0, "{kind:?} {fault:?} is not caught: {bad} SE");
         }
+    }
+}
+
+/// The recoding move inside a chain (collapsed Gibbs sweeps with the block update, then 20
+/// recoding attempts per sweep and no split–merge; 200 000 sweeps): the correct move passes the 5 SE bound;
+/// broken on purpose (the fuse/dissolve proposal-count ratio or the prior part of the ratio
+/// left out), the chain misses the exact posterior by more than 10 SE.
+#[test]
+fn recode_in_a_chain_broken_on_purpose_is_caught() {
+    let with = |fault| {
+        IbpSampler::params(IbpKind::Collapsed)
+            .split_merge(0)
+            .recode(20)
+            .recode_fault(fault)
+    };
+    let ok = chain_deviation(with(RecodeFault::None), 200_000, 41);
+    println!("correct recoding in a chain: worst deviation {ok:.2} SE");
+    assert!(ok < 5.0, "the correct move is off by {ok} SE");
+    for fault in [RecodeFault::NoCount, RecodeFault::NoPrior] {
+        let bad = chain_deviation(with(fault), 200_000, 42);
+        println!("{fault:?} in a chain: worst deviation {bad:.2} SE");
+        assert!(bad > 10.0, "{fault:?} is not caught: {bad} SE");
     }
 }

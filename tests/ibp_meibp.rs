@@ -6,6 +6,7 @@
 mod common;
 
 use common::dvg_block_images;
+use madbayes::Fit;
 use madbayes::Model;
 use madbayes::ParamError;
 use madbayes::RowMatrix;

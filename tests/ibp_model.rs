@@ -80,7 +80,7 @@ fn collapsed_likelihood_equals_explicit_gaussian_density() {
                     log_gauss(&xc, &c)
                 })
                 .sum();
-            let got = collapsed_log_lik(&x, z, sx, sa);
+            let got = collapsed_log_lik(x.view(), z, sx, sa);
             assert!(
                 (got - direct).abs() < 1e-10 * direct.abs().max(1.0),
                 "K = {k}, σ = ({sx}, {sa}): {got} vs {direct}"
@@ -94,7 +94,7 @@ fn posterior_mean_of_a_solves_the_ridge_normal_equations() {
     let x = RowMatrix::from_rows(&[[1.0, 2.0], [0.5, -1.0], [2.0, 0.0], [0.0, 1.0]]);
     let z = RowMatrix::from_rows(&[[1.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 1.0]]);
     let (sx, sa) = (0.5, 1.5);
-    let post = a_posterior(&x, &z, sx, sa);
+    let post = a_posterior(x.view(), &z, sx, sa);
     // (ZᵀZ + r I) μ = ZᵀX and Σ (ZᵀZ + r I) = σ_X² I.
     let r = (sx / sa) * (sx / sa);
     for i in 0..2 {

@@ -2,6 +2,7 @@
 //! trace's K and log joint), whatever the number of threads of the rayon pool; another seed
 //! gives another chain — with and without hyperparameter resampling.
 
+use madbayes::Fit;
 use madbayes::Model;
 use madbayes::RowMatrix;
 use madbayes::ibp::{IbpFit, IbpKind, IbpSampler};

@@ -8,6 +8,7 @@
 //! MEIBP". That gap is the samplers' slow mixing, not a wrong target: this test
 //! and the exact-posterior tests (`ibp_exact.rs`) check the target.
 
+use madbayes::Fit;
 use madbayes::RowMatrix;
 use madbayes::generate::ibp_linear_gaussian;
 use madbayes::ibp::{IbpKind, IbpSampler, collapsed_log_lik, log_ibp_prior};
@@ -15,7 +16,7 @@ use madbayes::ibp::{IbpKind, IbpSampler, collapsed_log_lik, log_ibp_prior};
 #[test]
 fn chains_started_at_the_truth_stay_near_it() {
     let g = ibp_linear_gaussian(100, 10, 2.0, 2.0, 0.2, 1).unwrap();
-    let truth = collapsed_log_lik(&g.x, &g.z, 0.2, 2.0) + log_ibp_prior(&g.z, 2.0);
+    let truth = collapsed_log_lik(g.x.view(), &g.z, 0.2, 2.0) + log_ibp_prior(&g.z, 2.0);
     for kind in [
         IbpKind::Collapsed,
         IbpKind::SemiCollapsed,

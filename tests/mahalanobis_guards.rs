@@ -2,6 +2,7 @@
 
 mod mahalanobis_support;
 
+use madbayes::Fit;
 use madbayes::Model;
 use madbayes::clustering::Mahalanobis;
 use madbayes::clustering::mahalanobis::{
@@ -80,7 +81,7 @@ fn a_singular_seed_is_refused_without_the_scale_term_and_bounded_with_it() {
     let guarded = Mahalanobis::params(2, 1.0).check().unwrap();
     let fit = guarded.fit_from_labels(&x, &labels).unwrap();
     assert!(fit.objective().is_finite());
-    let phi = mahalanobis_phi(&x, 1e-3);
+    let phi = mahalanobis_phi(x.view(), 1e-3);
     let floor = 2.0 * 1.0 * (2.0 + 2.0 * phi.ln());
     assert!(fit.objective() >= floor);
 }
@@ -95,8 +96,8 @@ fn rescaling_the_data_shifts_the_profile_by_2_k_d_p_log_c() {
         for c in [3.7, 0.01, 8.0] {
             let mut y = x.clone();
             y.as_mut_slice().iter_mut().for_each(|v| *v *= c);
-            let jx = mahalanobis_profile_objective(&x, &labels, p, mahalanobis_phi(&x, 1e-3));
-            let jy = mahalanobis_profile_objective(&y, &labels, p, mahalanobis_phi(&y, 1e-3));
+            let jx = mahalanobis_profile_objective(&x, &labels, p, mahalanobis_phi(x.view(), 1e-3));
+            let jy = mahalanobis_profile_objective(&y, &labels, p, mahalanobis_phi(y.view(), 1e-3));
             let shift = 2.0 * (k * d) as f64 * p * c.ln();
             assert!(
                 close(jy - jx, shift, 1e-9),
@@ -124,17 +125,17 @@ fn rescaling_the_data_shifts_the_profile_by_2_k_d_p_log_c() {
 fn the_penalty_only_scales_and_shifts_the_profile() {
     let x = gaussian_groups(3, 40, 2, 2, 2.0);
     let labels = random_valid_labels(3, 40, 2, 3);
-    let phi = mahalanobis_phi(&x, 1e-3);
+    let phi = mahalanobis_phi(x.view(), 1e-3);
     let j1 = mahalanobis_profile_objective(&x, &labels, 1.0, phi);
     for p in [0.25, 3.0, 40.0] {
         let jp = mahalanobis_profile_objective(&x, &labels, p, phi);
         // J*_P = P·J*_1 − K·D·P·log P.
         assert!(close(jp, p * j1 - 4.0 * p * p.ln(), 1e-12));
         // Σ_k = (S_k + Φ)/P: every entry scales as 1/P.
-        let m = cluster_means(&x, &labels, 2);
+        let m = cluster_means(x.view(), &labels, 2);
         let (c1, cp) = (
-            optimal_covariances(&x, &labels, &m, 1.0, phi),
-            optimal_covariances(&x, &labels, &m, p, phi),
+            optimal_covariances(x.view(), &labels, &m, 1.0, phi),
+            optimal_covariances(x.view(), &labels, &m, p, phi),
         );
         for (a, b) in c1.iter().zip(&cp) {
             assert!(

@@ -3,6 +3,7 @@
 
 mod mahalanobis_support;
 
+use madbayes::Fit;
 use madbayes::Model;
 use madbayes::RowMatrix;
 use madbayes::clustering::Mahalanobis;
@@ -45,7 +46,7 @@ fn no_run_beats_the_exhaustive_optimum_and_restarts_usually_reach_it() {
         let d = 1 + (trial % 2) as usize;
         let n = 2 * (d + 1) + (trial as usize / 2) % (9 - 2 * (d + 1));
         let x = gaussian_groups(trial, n, d, 2, 2.0);
-        let phi = mahalanobis_phi(&x, 1e-3);
+        let phi = mahalanobis_phi(x.view(), 1e-3);
         let opt = exhaustive_minimum(&x, penalty, phi);
         assert!(opt.is_finite());
         cases += 1;
@@ -112,19 +113,19 @@ fn returned_solutions_are_fixed_points_with_optimal_means_and_covariances() {
         let (labels, means, covs, phi) = (fit.labels(), fit.means(), fit.covariances(), fit.phi());
         let j = fit.objective();
         // The reported objective is both objective functions recomputed from the state.
-        let full = mahalanobis_objective(&x, labels, means, covs, penalty, phi);
+        let full = mahalanobis_objective(x.view(), labels, means, covs, penalty, phi);
         assert_eq!(full.to_bits(), j.to_bits());
         let prof = mahalanobis_profile_objective(&x, labels, penalty, phi);
         assert!(close(prof, j, 1e-11), "seed {seed}: profile {prof} vs {j}");
         // a and Σ are the optimum for the labels.
-        let m = cluster_means(&x, labels, k);
+        let m = cluster_means(x.view(), labels, k);
         assert!(
             m.as_slice()
                 .iter()
                 .zip(means.as_slice())
                 .all(|(a, b)| close(*a, *b, 1e-12))
         );
-        let opt = optimal_covariances(&x, labels, &m, penalty, phi);
+        let opt = optimal_covariances(x.view(), labels, &m, penalty, phi);
         for (s, t) in covs.iter().zip(&opt) {
             assert!(
                 s.as_slice()
@@ -137,14 +138,14 @@ fn returned_solutions_are_fixed_points_with_optimal_means_and_covariances() {
         for c in 0..k {
             let mut m2 = means.clone();
             m2.row_mut(c)[0] += 1e-3;
-            assert!(mahalanobis_objective(&x, labels, &m2, covs, penalty, phi) > j);
+            assert!(mahalanobis_objective(x.view(), labels, &m2, covs, penalty, phi) > j);
             let mut c2 = covs.to_vec();
             c2[c].row_mut(0)[0] *= 1.01;
-            assert!(mahalanobis_objective(&x, labels, means, &c2, penalty, phi) > j);
+            assert!(mahalanobis_objective(x.view(), labels, means, &c2, penalty, phi) > j);
             let mut c3 = covs.to_vec();
             c3[c].row_mut(0)[1] += 0.01 * covs[c].row(0)[0];
             c3[c].row_mut(1)[0] += 0.01 * covs[c].row(0)[0];
-            assert!(mahalanobis_objective(&x, labels, means, &c3, penalty, phi) > j);
+            assert!(mahalanobis_objective(x.view(), labels, means, &c3, penalty, phi) > j);
         }
         // No single allowed move (its cluster keeps more than D rows) lowers J at fixed a, Σ.
         let counts = sizes(labels, k);
@@ -156,7 +157,7 @@ fn returned_solutions_are_fixed_points_with_optimal_means_and_covariances() {
             for c in (0..k).filter(|&c| c != labels[n]) {
                 let mut moved = labels.to_vec();
                 moved[n] = c;
-                let jm = mahalanobis_objective(&x, &moved, means, covs, penalty, phi);
+                let jm = mahalanobis_objective(x.view(), &moved, means, covs, penalty, phi);
                 assert!(
                     jm >= j - 1e-10 * j.abs(),
                     "seed {seed}: moving row {n} to {c}: {jm} < {j}"
@@ -166,7 +167,7 @@ fn returned_solutions_are_fixed_points_with_optimal_means_and_covariances() {
         }
         assert!(allowed > 0);
         // Rows free to move sit in their nearest cluster (Mahalanobis), as `predict` says.
-        let pred = fit.predict(&x).unwrap();
+        let pred = fit.predict(x.view()).unwrap();
         for n in (0..x.n_rows()).filter(|&n| counts[labels[n]] > d + 1) {
             assert_eq!(pred[n], labels[n], "seed {seed}, row {n}");
         }
@@ -181,7 +182,7 @@ fn the_trace_never_increases() {
         let params = Mahalanobis::params(k, 1.5).max_iter(500).check().unwrap();
         // From random labels: the first iteration can only improve on them.
         let init = random_valid_labels(seed, 120, k, d + 1);
-        let phi = mahalanobis_phi(&x, 1e-3);
+        let phi = mahalanobis_phi(x.view(), 1e-3);
         let start = mahalanobis_profile_objective(&x, &init, 1.5, phi);
         let fit = params.fit_from_labels(&x, &init).unwrap();
         let t = fit.trace();

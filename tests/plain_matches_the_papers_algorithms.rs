@@ -13,6 +13,7 @@
 //!
 //! (`gen` writes shortest round-trip numbers, so the CSV holds the generator's values.)
 
+use madbayes::Fit;
 use madbayes::clustering::{CollapsedDpMeans, DpMeans};
 use madbayes::features::{BpMeans, CollapsedBpMeans, FeatureParams, KFeatures, StepwiseKFeatures};
 use madbayes::generate::{block_images, gaussian_blobs};

@@ -7,6 +7,7 @@
 //! The penalties scale with the data (the objectives are sums of squares, so P goes with the
 //! square of the scale); σ_X and σ_A take their defaults, which follow the data's spread.
 
+use madbayes::Fit;
 use madbayes::clustering::{CollapsedDpMeans, DpMeans, KMeans, Mahalanobis};
 use madbayes::error::{FitError, SCALE_MAX, SCALE_MIN, check_data};
 use madbayes::features::{BpMeans, CollapsedBpMeans, KFeatures, StepwiseKFeatures};
@@ -175,11 +176,11 @@ fn fit_everything(x: &RowMatrix, s: f64) -> Vec<(&'static str, Option<Outcome>)>
         "meibp",
         Box::new(|| {
             let meibp = Meibp::params(4).max_iter(5).seed(1).check().unwrap();
-            let (sx, sa) = meibp.sigmas(x);
+            let (sx, sa) = meibp.sigmas(x.view());
             meibp.fit(x).map(|f| {
                 // Both its own evidence and the linear-Gaussian log joint the CLI reports.
                 let ev = f.evidence();
-                ev + collapsed_log_lik(x, &f.z().to_row_matrix(), sx, sa)
+                ev + collapsed_log_lik(x.view(), &f.z().to_row_matrix(), sx, sa)
                     + log_ibp_prior(&f.z().to_row_matrix(), 3.0)
             })
         }),

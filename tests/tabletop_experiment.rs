@@ -2,6 +2,7 @@
 //! stepwise K-features settles on a base feature held by every photo plus one feature per
 //! object.
 
+use madbayes::Fit;
 use madbayes::Model;
 use madbayes::experiments::tabletop_matrix;
 use madbayes::features::StepwiseKFeatures;

@@ -62,7 +62,7 @@ fn one_data_set(a: &Args, k: usize, data_seed: u64) -> Res<Tally> {
             .alpha(alpha)
             .seed(t.fits as u64)
             .check()?;
-        params.fit_observing_rows(&x, &mut |_, _, _| {}, &mut |obj, current| {
+        params.fit_observing_rows(x.view(), &mut |_, _, _| {}, &mut |obj, current| {
             if t.total >= want {
                 return;
             }

@@ -19,7 +19,7 @@ pub fn cmd_meibp_large(a: &Args) -> Res<()> {
     let x = meibp_factors(n, d, k, p, 1.0, seed)?.x;
     let gen_s = t0.elapsed().as_secs_f64();
     let params = Meibp::params(k).max_iter(iterations).seed(seed).check()?;
-    let (sx, sa) = params.sigmas(&x);
+    let (sx, sa) = params.sigmas(x.view());
     println!(
         "{{\"cmd\":\"meibp-large\",\"n\":{n},\"d\":{d},\"k_max\":{k},\"p\":{p},\"sigma_x\":{sx:.5},\
 \"sigma_a\":{sa:.5},\"alpha\":{},\"threads\":{threads},\"generate_s\":{gen_s:.2}}}",
@@ -28,7 +28,7 @@ pub fn cmd_meibp_large(a: &Args) -> Res<()> {
     let pool = crate::support::pool(threads)?;
     let mut prev = 0.0;
     let fit = pool.install(|| {
-        params.fit_with(&x, &mut |r, _, _| {
+        params.fit_with(x.view(), &mut |r, _, _| {
             println!(
                 "{{\"iteration\":{},\"seconds\":{:.3},\"iteration_s\":{:.3},\"k\":{},\
 \"evidence\":{:.6e},\"changed_rows\":{}}}",

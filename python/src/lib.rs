@@ -17,9 +17,10 @@ use madbayes::ibp::{
     DEFAULT_CHAINS, DEFAULT_DRAWS, IbpDefaults, IbpKind, IbpSampler, IbpStart, Meibp,
 };
 use madbayes::restarts::Observer;
-use madbayes::{BinaryMatrix, Fit, FitError, Model, ParamError, RowMatrix};
+use madbayes::{BinaryMatrix, Fit, FitError, MatrixView, Model, ParamError, RowMatrix};
 use numpy::{
-    PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray3, PyUntypedArrayMethods,
+    PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3,
+    PyUntypedArrayMethods,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -34,31 +35,52 @@ mod occ;
 // ---------------------------------------------------------------------------------------
 // Input
 
-/// The one place where a NumPy array becomes the library's input matrix.
-///
-/// The library fits an owned row-major `f64` matrix, so every input is copied once here:
-/// a C-contiguous float64 array by one `memcpy`, a float32 or Fortran-ordered (or strided)
-/// array by one converting pass. Read-only and memory-mapped arrays are read in place (the
-/// copy is the only read). When the library takes a borrowed view, the C-contiguous float64
-/// case becomes copy-free by changing this function alone.
-fn to_matrix(x: &Bound<'_, PyAny>) -> PyResult<RowMatrix> {
+/// A NumPy array as the library's input: a C-contiguous float64 array is borrowed in place
+/// (no copy; NumPy's borrow flag keeps Rust code from writing to it while it is read), any
+/// other float64 or float32 layout is converted once to an owned row-major matrix.
+enum Input<'py> {
+    Borrowed(PyReadonlyArray2<'py, f64>),
+    Owned(RowMatrix),
+}
+
+impl Input<'_> {
+    /// The rows, read in place.
+    fn view(&self) -> MatrixView<'_> {
+        match self {
+            Input::Borrowed(r) => {
+                let (n, d) = (r.shape()[0], r.shape()[1]);
+                let data = r.as_slice().expect("checked C-contiguous when borrowed");
+                MatrixView::new(data, n, d).expect("a NumPy array's length is n × d")
+            }
+            Input::Owned(m) => m.view(),
+        }
+    }
+
+    /// An owned copy (for the small matrices passed beside the data: means, features).
+    fn to_owned(&self) -> RowMatrix {
+        match self {
+            Input::Borrowed(_) => self.view().to_owned(),
+            Input::Owned(m) => m.clone(),
+        }
+    }
+}
+
+/// The one place where a NumPy array becomes the library's input matrix (see [`Input`]).
+fn to_matrix<'py>(x: &Bound<'py, PyAny>) -> PyResult<Input<'py>> {
     if let Ok(a) = x.cast::<PyArray2<f64>>() {
         let r = a.try_readonly()?;
+        if r.is_c_contiguous() {
+            return Ok(Input::Borrowed(r));
+        }
         let (n, d) = (r.shape()[0], r.shape()[1]);
-        let data = if r.is_c_contiguous() {
-            r.as_slice()
-                .map_err(|e| PyValueError::new_err(e.to_string()))?
-                .to_vec()
-        } else {
-            r.as_array().iter().copied().collect()
-        };
-        return Ok(RowMatrix::new(n, d, data));
+        let data = r.as_array().iter().copied().collect();
+        return Ok(Input::Owned(RowMatrix::new(n, d, data)));
     }
     if let Ok(a) = x.cast::<PyArray2<f32>>() {
         let r = a.try_readonly()?;
         let (n, d) = (r.shape()[0], r.shape()[1]);
         let data = r.as_array().iter().map(|&v| f64::from(v)).collect();
-        return Ok(RowMatrix::new(n, d, data));
+        return Ok(Input::Owned(RowMatrix::new(n, d, data)));
     }
     Err(PyTypeError::new_err(
         "expected a 2-d NumPy array of float64 or float32",
@@ -313,13 +335,14 @@ fn start_name(s: IbpStart) -> &'static str {
 /// The penalty used when none is given: `madbayes::penalty::default_penalty`.
 #[pyfunction]
 fn default_penalty(py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<f64> {
-    let x = to_matrix(x)?;
-    py.detach(|| madbayes::penalty::default_penalty(&x))
+    let x_in = to_matrix(x)?;
+    let x = x_in.view();
+    py.detach(|| madbayes::penalty::default_penalty(x))
         .map_err(fit_error)
 }
 
 /// The given penalty, or the library's default for `x` (computed without the GIL).
-fn penalty_or_default(py: Python<'_>, penalty: Option<f64>, x: &RowMatrix) -> PyResult<f64> {
+fn penalty_or_default(py: Python<'_>, penalty: Option<f64>, x: MatrixView<'_>) -> PyResult<f64> {
     match penalty {
         Some(p) => Ok(p),
         None => py
@@ -333,7 +356,7 @@ fn penalty_or_default(py: Python<'_>, penalty: Option<f64>, x: &RowMatrix) -> Py
 
 fn clustering_dict<'py>(
     py: Python<'py>,
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     fit: &madbayes::clustering::Clustering,
     seconds: f64,
 ) -> PyResult<Bound<'py, PyDict>> {
@@ -369,8 +392,11 @@ fn fit_kmeans<'py>(
     progress: Option<Py<PyAny>>,
     init: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let x = to_matrix(x)?;
-    let init = init.map(to_matrix).transpose()?;
+    let x_in = to_matrix(x)?;
+    let x = x_in.view();
+    let init = init
+        .map(|m| to_matrix(m).map(|m| m.to_owned()))
+        .transpose()?;
     if let Some(m) = &init
         && (m.n_rows(), m.n_cols()) != (n_clusters, x.n_cols())
     {
@@ -391,10 +417,10 @@ fn fit_kmeans<'py>(
         .map_err(param_error)?;
     let obs = Progress::new(progress);
     let (fit, secs) = run(py, n_jobs, || match &init {
-        Some(m) => p.fit_from_means(&x, m),
-        None => p.fit_observed(&x, &obs),
+        Some(m) => p.fit_from_means(x, m),
+        None => p.fit_observed(x, &obs),
     })?;
-    clustering_dict(py, &x, &fit, secs)
+    clustering_dict(py, x, &fit, secs)
 }
 
 /// DP-means or collapsed DP-means.
@@ -415,8 +441,9 @@ fn fit_dp_means<'py>(
     n_jobs: usize,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let x = to_matrix(x)?;
-    let penalty = penalty_or_default(py, penalty, &x)?;
+    let x_in = to_matrix(x)?;
+    let x = x_in.view();
+    let penalty = penalty_or_default(py, penalty, x)?;
     let mut builder = if collapsed {
         CollapsedDpMeans::params(penalty)
     } else {
@@ -437,8 +464,8 @@ fn fit_dp_means<'py>(
         .check()
         .map_err(param_error)?;
     let obs = Progress::new(progress);
-    let (fit, secs) = run(py, n_jobs, || p.fit_observed(&x, &obs))?;
-    let d = clustering_dict(py, &x, &fit, secs)?;
+    let (fit, secs) = run(py, n_jobs, || p.fit_observed(x, &obs))?;
+    let d = clustering_dict(py, x, &fit, secs)?;
     d.set_item("penalty", penalty)?;
     Ok(d)
 }
@@ -459,7 +486,8 @@ fn fit_mahalanobis<'py>(
     n_jobs: usize,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let x = to_matrix(x)?;
+    let x_in = to_matrix(x)?;
+    let x = x_in.view();
     let penalty = penalty
         .unwrap_or_else(|| madbayes::penalty::default_mahalanobis_penalty(x.n_rows(), n_clusters));
     let p = Mahalanobis::params(n_clusters, penalty)
@@ -470,8 +498,8 @@ fn fit_mahalanobis<'py>(
         .check()
         .map_err(param_error)?;
     let obs = Progress::new(progress);
-    let (fit, secs) = run(py, n_jobs, || p.fit_observed(&x, &obs))?;
-    let d = clustering_dict(py, &x, fit.clustering(), secs)?;
+    let (fit, secs) = run(py, n_jobs, || p.fit_observed(x, &obs))?;
+    let d = clustering_dict(py, x, fit.clustering(), secs)?;
     let (k, dim) = (fit.k(), x.n_cols());
     let mut cov = Vec::with_capacity(k * dim * dim);
     for c in fit.covariances() {
@@ -494,8 +522,9 @@ fn nearest_means<'py>(
     x: &Bound<'py, PyAny>,
     n_jobs: usize,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
-    let (c, x) = (to_matrix(centers)?, to_matrix(x)?);
-    let (l, _) = run(py, n_jobs, || from_arrays::nearest_means(&x, &c))?;
+    let (c, x_in) = (to_matrix(centers)?.to_owned(), to_matrix(x)?);
+    let x = x_in.view();
+    let (l, _) = run(py, n_jobs, || from_arrays::nearest_means(x, &c))?;
     Ok(labels(py, &l))
 }
 
@@ -507,8 +536,9 @@ fn squared_distances<'py>(
     x: &Bound<'py, PyAny>,
     n_jobs: usize,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let (c, x) = (to_matrix(centers)?, to_matrix(x)?);
-    let (d, _) = run(py, n_jobs, || from_arrays::squared_distances(&x, &c))?;
+    let (c, x_in) = (to_matrix(centers)?.to_owned(), to_matrix(x)?);
+    let x = x_in.view();
+    let (d, _) = run(py, n_jobs, || from_arrays::squared_distances(x, &c))?;
     matrix(py, &d)
 }
 
@@ -521,10 +551,11 @@ fn mahalanobis_distances<'py>(
     x: &Bound<'py, PyAny>,
     n_jobs: usize,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let (c, x) = (to_matrix(centers)?, to_matrix(x)?);
+    let (c, x_in) = (to_matrix(centers)?.to_owned(), to_matrix(x)?);
+    let x = x_in.view();
     let cov = to_matrices(&covariances);
     let (d, _) = run(py, n_jobs, || {
-        from_arrays::mahalanobis_distances_to(&x, &c, &cov)
+        from_arrays::mahalanobis_distances_to(x, &c, &cov)
     })?;
     matrix(py, &d)
 }
@@ -552,10 +583,11 @@ fn fit_features<'py>(
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let seeding = seeding.map(feature_seeding).transpose()?;
-    let x = to_matrix(x)?;
+    let x_in = to_matrix(x)?;
+    let x = x_in.view();
     let penalty = match algo {
         "k-features" => None,
-        _ => Some(penalty_or_default(py, penalty, &x)?),
+        _ => Some(penalty_or_default(py, penalty, x)?),
     };
     let need_penalty =
         || penalty.ok_or_else(|| PyValueError::new_err(format!("{algo} takes no penalty")));
@@ -588,7 +620,7 @@ fn fit_features<'py>(
         .check()
         .map_err(param_error)?;
     let obs = Progress::new(progress);
-    let (fit, secs) = run(py, n_jobs, || p.fit_observed(&x, &obs))?;
+    let (fit, secs) = run(py, n_jobs, || p.fit_observed(x, &obs))?;
     let d = PyDict::new(py);
     d.set_item("z", binary(py, &fit.z())?)?;
     d.set_item("a", matrix(py, fit.means())?)?;
@@ -630,8 +662,9 @@ fn best_features<'py>(
     x: &Bound<'py, PyAny>,
     n_jobs: usize,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let (a, x) = (to_matrix(a)?, to_matrix(x)?);
-    let (z, _) = run(py, n_jobs, || from_arrays::best_features(&x, &a))?;
+    let (a, x_in) = (to_matrix(a)?.to_owned(), to_matrix(x)?);
+    let x = x_in.view();
+    let (z, _) = run(py, n_jobs, || from_arrays::best_features(x, &a))?;
     binary(py, &z)
 }
 
@@ -646,7 +679,8 @@ fn most_probable_features<'py>(
     x: &Bound<'py, PyAny>,
     n_jobs: usize,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let (a, x) = (to_matrix(a)?, to_matrix(x)?);
+    let (a, x_in) = (to_matrix(a)?.to_owned(), to_matrix(x)?);
+    let x = x_in.view();
     let counts: Vec<usize> = counts
         .as_array()
         .iter()
@@ -654,7 +688,7 @@ fn most_probable_features<'py>(
         .collect::<Result<_, _>>()
         .map_err(|_| PyValueError::new_err("feature counts must be non-negative"))?;
     let (z, _) = run(py, n_jobs, || {
-        from_arrays::most_probable_features(&x, &a, &counts, n_train, sigma_x)
+        from_arrays::most_probable_features(x, &a, &counts, n_train, sigma_x)
     })?;
     binary(py, &z)
 }
@@ -688,7 +722,8 @@ fn fit_ibp<'py>(
     n_jobs: usize,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let x = to_matrix(x)?;
+    let x_in = to_matrix(x)?;
+    let x = x_in.view();
     let kind = match method {
         "accelerated" => IbpKind::Accelerated,
         "collapsed" => IbpKind::Collapsed,
@@ -739,7 +774,7 @@ fn fit_ibp<'py>(
     let obs = Progress::new(progress);
     obs.start(n_chains * n_sweeps);
     let (post, secs) = run(py, n_jobs, || {
-        p.fit_chains_observed(&x, n_chains, n_draws, &|_, _, _| obs.tick())
+        p.fit_chains_observed(x, n_chains, n_draws, &|_, _, _| obs.tick())
     })?;
     let best = post.best_chain();
     let fit = &post.chains()[best];
@@ -800,7 +835,8 @@ fn fit_meibp<'py>(
     n_jobs: usize,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let x = to_matrix(x)?;
+    let x_in = to_matrix(x)?;
+    let x = x_in.view();
     let mut b = Meibp::params(k_max)
         .alpha(alpha)
         .max_iter(max_iter)
@@ -813,8 +849,8 @@ fn fit_meibp<'py>(
     }
     let p = b.check().map_err(param_error)?;
     let obs = Progress::new(progress);
-    let (fit, secs) = run(py, n_jobs, || p.fit_observed(&x, &obs))?;
-    let (_, sa) = p.sigmas(&x);
+    let (fit, secs) = run(py, n_jobs, || p.fit_observed(x, &obs))?;
+    let (_, sa) = p.sigmas(x);
     let r = fit.records();
     let d = PyDict::new(py);
     d.set_item("z", binary(py, &fit.z())?)?;

@@ -6,6 +6,7 @@
 
 use super::output::{Staging, binary_csv, check_out, labels_csv, matrix_csv};
 use super::{CliError, check_memory, with_threads};
+use madbayes::Fit;
 use madbayes::clustering::{Clustering, CollapsedDpMeans, DpMeans, KMeans};
 use madbayes::features::objective::bp_means_objective;
 use madbayes::features::{

@@ -12,6 +12,7 @@
 
 use super::output::{Staging, binary_csv, check_out, matrix_csv};
 use super::{CliError, check_threads, with_threads};
+use madbayes::Fit;
 use madbayes::features::{BpMeans, CollapsedBpMeans, FeatureModel, StepwiseKFeatures};
 use madbayes::ibp::{IbpKind, IbpSampler};
 use madbayes::io::read_image_folder;

@@ -610,13 +610,15 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
 /// entry, ‖X_train − Z A‖²_F / (N_train · D), floored at 10⁻⁶ × the data's variance per entry.
 fn heldout_json(h: &Holdout, train: &RowMatrix, x: &RowMatrix, f: &Fitted) -> Value {
     let rss = match &f.labels {
-        Some(labels) => madbayes::clustering::objective::sum_of_squares(train, labels, &f.means),
+        Some(labels) => {
+            madbayes::clustering::objective::sum_of_squares(train.view(), labels, &f.means)
+        }
         None => madbayes::features::objective::sum_of_squares(train, &f.z, &f.means),
     };
     let entries = (train.n_rows() * train.n_cols()) as f64;
     // A fit that reproduces every training row (σ_X = 0) would give held-out entries zero
     // density: the variance is floored at 10⁻⁶ of the data's variance per entry.
-    let mean = madbayes::linalg::mean_row(train);
+    let mean = madbayes::linalg::mean_row(train.view());
     let spread: f64 = train
         .rows()
         .map(|r| madbayes::linalg::sq_dist(r, &mean))
@@ -649,10 +651,10 @@ pub(super) fn fit_checked(
     bar: &RestartBar,
 ) -> Result<Fitted, madbayes::FitError> {
     Ok(match checked {
-        Checked::KMeans(p) => Fitted::from_clustering(p.fit_with(x, bar)?),
-        Checked::Dp(p) => Fitted::from_clustering(p.fit_with(x, bar)?),
-        Checked::Maha(p) => Fitted::from_mahalanobis(p.fit_with(x, bar)?),
-        Checked::Features(p) => Fitted::from_features(p.fit_with(x, bar)?),
+        Checked::KMeans(p) => Fitted::from_clustering(p.fit_with(x.view(), bar)?),
+        Checked::Dp(p) => Fitted::from_clustering(p.fit_with(x.view(), bar)?),
+        Checked::Maha(p) => Fitted::from_mahalanobis(p.fit_with(x.view(), bar)?),
+        Checked::Features(p) => Fitted::from_features(p.fit_with(x.view(), bar)?),
         Checked::Sampler(p) => sampler::fit(p, x, x, None)?,
     })
 }

@@ -31,6 +31,7 @@
 use super::output::{Staging, binary_csv, check_out, labels_csv, matrix_csv};
 use super::pictures::{PixelResult, image_files, read_examples};
 use super::{CliError, with_threads};
+use madbayes::Fit;
 use madbayes::clustering::{Clustering, KMeans};
 use madbayes::experiments::{PaperMatrix, paper_matrix};
 use madbayes::features::{FeatureModel, StepwiseKFeatures};

@@ -73,8 +73,8 @@ pub fn run(args: PredictArgs) -> Result<(), CliError> {
             None => x,
         };
         let model = saved.model.as_model();
-        let z = model.predict_z(&y)?;
-        let recon = model.reconstruct(&y)?;
+        let z = model.predict_z(y.view())?;
+        let recon = model.reconstruct(y.view())?;
         let labels = saved.model.labels(&y).transpose()?;
         Ok((z, labels, recon))
     })??;

@@ -22,6 +22,7 @@
 use super::CliError;
 use super::fit::{Algo, FitArgs, Fitted, Init};
 use super::saved::AnyModel;
+use madbayes::Fit;
 use madbayes::eval::{FeaturePredictor, Holdout, PredictiveAverage, effective_sample_size};
 use madbayes::features::{BpMeans, FeatureValidParams};
 use madbayes::ibp::{
@@ -245,11 +246,11 @@ pub(super) fn fit(
                 })
                 .collect();
             let posterior =
-                p.fit_chains_observed(train, runs.chains, runs.draws, &|c, rec, z| {
+                p.fit_chains_observed(train.view(), runs.chains, runs.draws, &|c, rec, z| {
                     let mut guard = states[c].lock().expect("no chain panicked");
                     let out = &mut *guard;
                     let held = split.map(|h| {
-                        let post = a_posterior(train, z, rec.sigma_x, rec.sigma_a);
+                        let post = a_posterior(train.view(), z, rec.sigma_x, rec.sigma_a);
                         let fp = FeaturePredictor::new(&post.mean);
                         let predict = |row: &[f64], hid: &[usize]| fp.predict(row, hid);
                         let avg = out.average.as_mut().expect("made with the split");
@@ -301,11 +302,12 @@ pub(super) fn fit(
         }
         SamplerChecked::Meibp(p) => {
             let alpha = p.alpha();
-            let (sx, sa) = p.sigmas(train);
+            let (sx, sa) = p.sigmas(train.view());
             let mut lj = Vec::new();
             let mut last = None;
-            let fit = p.fit_with(train, &mut |rec, z, a| {
-                let log_joint = collapsed_log_lik(train, z, sx, sa) + log_ibp_prior(z, alpha);
+            let fit = p.fit_with(train.view(), &mut |rec, z, a| {
+                let log_joint =
+                    collapsed_log_lik(train.view(), z, sx, sa) + log_ibp_prior(z, alpha);
                 let held = split.map(|h| {
                     let fp = FeaturePredictor::new(a);
                     let s = h.score(x, sx, |row, hid| fp.predict(row, hid));

@@ -52,8 +52,8 @@ impl AnyModel {
     /// distance), `None` for the feature models.
     pub fn labels(&self, x: &RowMatrix) -> Option<Result<Vec<usize>, madbayes::FitError>> {
         match self {
-            AnyModel::Clustering(m) => Some(m.predict(x)),
-            AnyModel::Mahalanobis(m) => Some(m.predict(x)),
+            AnyModel::Clustering(m) => Some(m.predict(x.view())),
+            AnyModel::Mahalanobis(m) => Some(m.predict(x.view())),
             _ => None,
         }
     }

@@ -7,6 +7,7 @@
 //! change under translation, so the algorithms run on a centred copy and the means are
 //! moved back afterwards.
 
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::clustering::model::ClusterRun;
 use crate::linalg::{
@@ -27,8 +28,8 @@ pub(crate) struct Prepared {
 
 impl Prepared {
     /// The rows the algorithm runs on: the centred copy, or `x` itself.
-    pub fn data<'a>(&'a self, x: &'a RowMatrix) -> &'a RowMatrix {
-        self.centred.as_ref().map_or(x, |(c, _)| c)
+    pub fn data<'a>(&'a self, x: MatrixView<'a>) -> MatrixView<'a> {
+        self.centred.as_ref().map_or(x, |(c, _)| c.view())
     }
 }
 
@@ -38,7 +39,7 @@ impl Prepared {
 /// nothing, and the row norms it needs are the ones the kernels need anyway. Column sums
 /// run over fixed blocks added in order, so everything is the same for any thread count
 /// (the mean has the bits of [`mean_row`]).
-pub(crate) fn prepare(x: &RowMatrix) -> Prepared {
+pub(crate) fn prepare(x: MatrixView<'_>) -> Prepared {
     let (n, d) = (x.n_rows(), x.n_cols());
     let mut norms = Vec::with_capacity(n);
     let mut mean = vec![0.0; d];
@@ -72,13 +73,13 @@ pub(crate) fn prepare(x: &RowMatrix) -> Prepared {
             mean,
         };
     }
-    let mut c = x.clone();
+    let mut c = x.to_owned();
     for i in 0..n {
         axpy(-1.0, &mean, c.row_mut(i));
     }
     Prepared {
-        norms: row_sq_norms(&c),
-        mean: mean_row(&c),
+        norms: row_sq_norms(c.view()),
+        mean: mean_row(c.view()),
         centred: Some((c, mean)),
     }
 }
@@ -93,20 +94,23 @@ pub(crate) fn shift_means(run: &mut ClusterRun, offset: &[f64]) {
 /// `x` and `means`, both minus the mean of the means `m̄`, when ‖m̄‖² exceeds the means'
 /// mean squared distance to `m̄` (the same rule as [`prepare`], applied to the means,
 /// which stand for the data at prediction time); `None` otherwise.
-pub(crate) fn centred_on_means(x: &RowMatrix, means: &RowMatrix) -> Option<(RowMatrix, RowMatrix)> {
-    let mid = mean_row(means);
+pub(crate) fn centred_on_means(
+    x: MatrixView<'_>,
+    means: &RowMatrix,
+) -> Option<(RowMatrix, RowMatrix)> {
+    let mid = mean_row(means.view());
     let spread = means.rows().map(|r| sq_dist(r, &mid)).sum::<f64>() / means.n_rows().max(1) as f64;
     if mid.iter().map(|v| v * v).sum::<f64>() <= spread {
         return None;
     }
-    let shift = |m: &RowMatrix| {
-        let mut c = m.clone();
+    let shift = |m: MatrixView<'_>| {
+        let mut c = m.to_owned();
         for n in 0..c.n_rows() {
             axpy(-1.0, &mid, c.row_mut(n));
         }
         c
     };
-    Some((shift(x), shift(means)))
+    Some((shift(x), shift(means.view())))
 }
 
 #[cfg(test)]
@@ -116,9 +120,9 @@ mod tests {
     #[test]
     fn centres_only_data_far_from_the_origin() {
         let near = RowMatrix::from_rows(&[[-1.0, 0.0], [1.0, 0.5]]);
-        assert!(prepare(&near).centred.is_none());
+        assert!(prepare(near.view()).centred.is_none());
         let far = RowMatrix::from_rows(&[[1e6, 3.0], [1e6 + 2.0, 5.0]]);
-        let (c, mu) = prepare(&far).centred.expect("offset dominates");
+        let (c, mu) = prepare(far.view()).centred.expect("offset dominates");
         assert_eq!(mu, vec![1e6 + 1.0, 4.0]);
         assert_eq!(c.as_slice(), &[-1.0, -1.0, 1.0, 1.0]);
     }

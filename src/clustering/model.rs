@@ -1,5 +1,6 @@
 //! The result of every clustering algorithm: labels, means, objective and how the runs went.
 
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::clustering::center::centred_on_means;
 use crate::error::FitError;
@@ -68,7 +69,7 @@ impl Clustering {
     /// The nearest mean of each row of `x` (Euclidean; ties to the lowest index).
     ///
     /// Fails when `x` does not have the model's number of columns or holds a non-finite value.
-    pub fn predict(&self, x: &RowMatrix) -> Result<Vec<usize>, FitError> {
+    pub fn predict(&self, x: MatrixView<'_>) -> Result<Vec<usize>, FitError> {
         nearest_means(x, &self.run.means)
     }
 
@@ -76,7 +77,7 @@ impl Clustering {
     ///
     /// Fails when `x` does not have the model's number of columns or holds a non-finite value.
     pub fn transform(&self, x: &RowMatrix) -> Result<RowMatrix, FitError> {
-        squared_distances(x, &self.run.means)
+        squared_distances(x.view(), &self.run.means)
     }
 }
 
@@ -111,7 +112,7 @@ impl Model for Clustering {
     }
 
     /// One-hot [`predict`](Clustering::predict).
-    fn predict_z(&self, x: &RowMatrix) -> Result<BinaryMatrix, FitError> {
+    fn predict_z(&self, x: MatrixView<'_>) -> Result<BinaryMatrix, FitError> {
         Ok(BinaryMatrix::one_hot(&self.predict(x)?, self.k()))
     }
 }
@@ -120,7 +121,7 @@ impl Model for Clustering {
 /// what [`Clustering::predict`] does, for means kept elsewhere (e.g. a saved model's arrays).
 ///
 /// Fails when `x` does not have D columns or holds a non-finite value.
-pub fn nearest_means(x: &RowMatrix, means: &RowMatrix) -> Result<Vec<usize>, FitError> {
+pub fn nearest_means(x: MatrixView<'_>, means: &RowMatrix) -> Result<Vec<usize>, FitError> {
     check_new_rows(x, means.n_cols())?;
     if means.n_rows() == 0 {
         return Err(FitError::Shape(
@@ -132,8 +133,13 @@ pub fn nearest_means(x: &RowMatrix, means: &RowMatrix) -> Result<Vec<usize>, Fit
     }
     // Far from the origin the GEMM distances cancel; translate data and means together.
     let nearest = match centred_on_means(x, means) {
-        Some((xc, mc)) => nearest_rows(&xc, &row_sq_norms(&xc), &mc, &row_sq_norms(&mc)),
-        None => nearest_rows(x, &row_sq_norms(x), means, &row_sq_norms(means)),
+        Some((xc, mc)) => nearest_rows(
+            xc.view(),
+            &row_sq_norms(xc.view()),
+            &mc,
+            &row_sq_norms(mc.view()),
+        ),
+        None => nearest_rows(x, &row_sq_norms(x), means, &row_sq_norms(means.view())),
     };
     Ok(nearest.into_iter().map(|nr| nr.label).collect())
 }
@@ -142,7 +148,7 @@ pub fn nearest_means(x: &RowMatrix, means: &RowMatrix) -> Result<Vec<usize>, Fit
 /// [`Clustering::transform`].
 ///
 /// Fails when `x` does not have D columns or holds a non-finite value.
-pub fn squared_distances(x: &RowMatrix, means: &RowMatrix) -> Result<RowMatrix, FitError> {
+pub fn squared_distances(x: MatrixView<'_>, means: &RowMatrix) -> Result<RowMatrix, FitError> {
     check_new_rows(x, means.n_cols())?;
     let k = means.n_rows();
     let mut out = RowMatrix::zeros(x.n_rows(), k);

@@ -4,6 +4,7 @@
 //! (row k is a_k), P = λ² the penalty. Sums are taken over fixed row blocks and added in
 //! block order, so a value is bit-identical for any thread count.
 
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::linalg::{BLOCK_ROWS, axpy, ordered_block_reduce, sq_dist};
 
@@ -12,7 +13,7 @@ use crate::linalg::{BLOCK_ROWS, axpy, ordered_block_reduce, sq_dist};
 /// # Panics
 /// When shapes disagree or a label is not below `means.n_rows()`.
 #[track_caller]
-pub fn sum_of_squares(x: &RowMatrix, labels: &[usize], means: &RowMatrix) -> f64 {
+pub fn sum_of_squares(x: MatrixView<'_>, labels: &[usize], means: &RowMatrix) -> f64 {
     assert_eq!(labels.len(), x.n_rows(), "one label per row");
     assert_eq!(means.n_cols(), x.n_cols(), "means and data differ in D");
     assert!(
@@ -37,13 +38,18 @@ pub fn sum_of_squares(x: &RowMatrix, labels: &[usize], means: &RowMatrix) -> f64
 /// K-means objective (fixed K): Σ_n ‖x_n − a_{c_n}‖².
 #[track_caller]
 pub fn kmeans_objective(x: &RowMatrix, labels: &[usize], means: &RowMatrix) -> f64 {
-    sum_of_squares(x, labels, means)
+    sum_of_squares(x.view(), labels, means)
 }
 
 /// DP-means objective (Broderick et al. 2013, Eq. 3): Σ_n ‖x_n − a_{c_n}‖² + (K − 1)·P, with
 /// K = `means.n_rows()` (every mean counts, used or not).
 #[track_caller]
-pub fn dp_means_objective(x: &RowMatrix, labels: &[usize], means: &RowMatrix, penalty: f64) -> f64 {
+pub fn dp_means_objective(
+    x: MatrixView<'_>,
+    labels: &[usize],
+    means: &RowMatrix,
+    penalty: f64,
+) -> f64 {
     sum_of_squares(x, labels, means) + (means.n_rows() as f64 - 1.0) * penalty
 }
 
@@ -51,7 +57,7 @@ pub fn dp_means_objective(x: &RowMatrix, labels: &[usize], means: &RowMatrix, pe
 /// x̄_k is the empirical mean of cluster k and K the number of non-empty clusters. Labels may
 /// be any integers; only the partition they define matters.
 #[track_caller]
-pub fn collapsed_dp_means_objective(x: &RowMatrix, labels: &[usize], penalty: f64) -> f64 {
+pub fn collapsed_dp_means_objective(x: MatrixView<'_>, labels: &[usize], penalty: f64) -> f64 {
     let (compact, k) = compact_labels(labels);
     let means = cluster_means(x, &compact, k);
     sum_of_squares(x, &compact, &means) + (k as f64 - 1.0) * penalty
@@ -73,7 +79,7 @@ pub fn compact_labels(labels: &[usize]) -> (Vec<usize>, usize) {
 /// Empirical mean of each cluster `0..k` (an empty cluster gets a zero row). Each sum runs
 /// over the rows in index order, so it is the same for any thread count.
 #[track_caller]
-pub fn cluster_means(x: &RowMatrix, labels: &[usize], k: usize) -> RowMatrix {
+pub fn cluster_means(x: MatrixView<'_>, labels: &[usize], k: usize) -> RowMatrix {
     assert_eq!(labels.len(), x.n_rows(), "one label per row");
     let d = x.n_cols();
     let mut sums = RowMatrix::zeros(k, d);
@@ -126,22 +132,24 @@ mod tests {
     fn hand_computed_values() {
         let x = toy();
         let labels = [0, 0, 1, 1, 1];
-        let means = cluster_means(&x, &labels, 2);
+        let means = cluster_means(x.view(), &labels, 2);
         assert_eq!(means.row(0), &[1.0, 0.0]);
         assert!((means.row(1)[0] - 31.0 / 3.0).abs() < 1e-12 && means.row(1)[1] == 11.0);
         // Cluster 0: 1 + 1 = 2. Cluster 1: x-deviations (-1/3, -1/3, 2/3), y (-1, 1, 0).
         let ss = 2.0 + (1.0 / 9.0 + 1.0 / 9.0 + 4.0 / 9.0) + 2.0;
         assert!((kmeans_objective(&x, &labels, &means) - ss).abs() < 1e-12);
-        assert!((dp_means_objective(&x, &labels, &means, 5.0) - (ss + 5.0)).abs() < 1e-12);
+        assert!((dp_means_objective(x.view(), &labels, &means, 5.0) - (ss + 5.0)).abs() < 1e-12);
         // Only the partition matters for the collapsed objective.
         let relabelled = [7, 7, 3, 3, 3];
-        assert!((collapsed_dp_means_objective(&x, &relabelled, 5.0) - (ss + 5.0)).abs() < 1e-12);
+        assert!(
+            (collapsed_dp_means_objective(x.view(), &relabelled, 5.0) - (ss + 5.0)).abs() < 1e-12
+        );
         // One cluster pays no penalty.
         let one = [0; 5];
-        let m = cluster_means(&x, &one, 1);
+        let m = cluster_means(x.view(), &one, 1);
         assert_eq!(
-            dp_means_objective(&x, &one, &m, 100.0),
-            sum_of_squares(&x, &one, &m)
+            dp_means_objective(x.view(), &one, &m, 100.0),
+            sum_of_squares(x.view(), &one, &m)
         );
     }
 

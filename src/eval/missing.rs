@@ -4,6 +4,7 @@
 //! entirely. A sampler imputes them as it goes; the hidden values are then predicted from
 //! the state and scored (see `ibp::ColumnPosteriors`).
 
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::restarts::run_rng;
 use rand::RngExt;
@@ -123,7 +124,7 @@ impl HiddenEntries {
 
     /// A copy of `x` with each hidden entry replaced by the mean of its column's visible
     /// entries (the hidden values of `x` are not read).
-    pub fn fill_column_means(&self, x: &RowMatrix) -> RowMatrix {
+    pub fn fill_column_means(&self, x: MatrixView<'_>) -> RowMatrix {
         let (n, d) = (x.n_rows(), x.n_cols());
         assert_eq!((n, d), (self.n, self.d), "mask shape");
         let mut sums = vec![0.0; d];
@@ -136,7 +137,7 @@ impl HiddenEntries {
                 }
             }
         }
-        let mut work = x.clone();
+        let mut work = x.to_owned();
         for &(r, c) in &self.entries {
             work.row_mut(r)[c] = sums[c] / counts[c].max(1) as f64;
         }
@@ -144,7 +145,7 @@ impl HiddenEntries {
     }
 
     /// The visible entries of `x`, row-major.
-    pub fn visible_values(&self, x: &RowMatrix) -> Vec<f64> {
+    pub fn visible_values(&self, x: MatrixView<'_>) -> Vec<f64> {
         assert_eq!((x.n_rows(), x.n_cols()), (self.n, self.d), "mask shape");
         x.as_slice()
             .iter()
@@ -202,7 +203,7 @@ mod tests {
         for &(r, c) in h.entries() {
             poisoned.row_mut(r)[c] = f64::NAN;
         }
-        let filled = h.fill_column_means(&poisoned);
+        let filled = h.fill_column_means(poisoned.view());
         for &(r, c) in h.entries() {
             let vis: Vec<f64> = (0..3)
                 .filter(|&i| !h.is_hidden(i, c))
@@ -211,7 +212,7 @@ mod tests {
             let want = vis.iter().sum::<f64>() / vis.len() as f64;
             assert_eq!(filled.row(r)[c], want);
         }
-        let v = h.visible_values(&poisoned);
+        let v = h.visible_values(poisoned.view());
         assert_eq!(v.len(), 4);
         assert!(v.iter().all(|a| a.is_finite()));
     }

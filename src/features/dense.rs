@@ -7,8 +7,9 @@
 //! stay the same for any thread count.
 
 use super::zmat::BinaryMatrix;
+use crate::MatrixView;
 use crate::RowMatrix;
-use crate::linalg::{GEMM_ROWS, axpy, sq_norm};
+use crate::linalg::{GEMM_ROWS, axpy, sq_dists_to};
 use faer::linalg::matmul::matmul;
 use faer::{Accum, MatMut, MatRef, Par};
 
@@ -64,7 +65,7 @@ pub(crate) fn add_ztx_rows(xb: &[f64], zb: &[u8], k: usize, out: &mut RowMatrix)
 /// Σ_{n ∈ s..e} ‖x_n − z_n A‖², the residual formed explicitly (no cancellation-prone
 /// expansion), `GEMM_ROWS` rows at a time.
 pub(crate) fn residual_ss_block(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     z: &BinaryMatrix,
     a: &RowMatrix,
     s: usize,
@@ -74,6 +75,7 @@ pub(crate) fn residual_ss_block(
     let mut buf = Vec::new();
     let mut prod = Vec::new();
     let mut r = vec![0.0; d];
+    let (mut zero, mut norms) = (Vec::new(), Vec::new());
     let mut total = 0.0;
     let mut start = s;
     while start < e {
@@ -84,11 +86,18 @@ pub(crate) fn residual_ss_block(
             let zb = MatRef::from_row_major_slice(&buf, rows, k);
             let dst = MatMut::from_row_major_slice_mut(&mut prod, rows, d);
             matmul(dst, Accum::Replace, zb, a.as_faer(), 1.0, Par::Seq);
-            for (i, p) in prod.chunks_exact(d).enumerate() {
-                for ((rv, xv), pv) in r.iter_mut().zip(x.row(start + i)).zip(p) {
-                    *rv = xv - pv;
+            // The residual rows in place of the products, then their squared norms four
+            // rows at a time (the bits of `sq_norm` row by row), added in row order.
+            for (i, p) in prod.chunks_exact_mut(d).enumerate() {
+                for (pv, xv) in p.iter_mut().zip(x.row(start + i)) {
+                    *pv = xv - *pv;
                 }
-                total += sq_norm(&r);
+            }
+            zero.resize(d, 0.0);
+            norms.resize(rows, 0.0);
+            sq_dists_to(&prod, &zero, &mut norms);
+            for v in &norms {
+                total += v;
             }
         } else {
             for n in start..end {
@@ -103,6 +112,7 @@ pub(crate) fn residual_ss_block(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::linalg::sq_norm;
 
     /// Z with the given density pattern, X and A with irregular values.
     fn problem(n: usize, k: usize, d: usize, every: usize) -> (RowMatrix, BinaryMatrix, RowMatrix) {
@@ -133,7 +143,7 @@ mod tests {
             let mut ztx = RowMatrix::zeros(6, 5);
             let rows: Vec<u8> = (0..300).flat_map(|i| z.row(i).to_vec()).collect();
             add_ztx_rows(x.as_slice(), &rows, 6, &mut ztx);
-            let got = residual_ss_block(&x, &z, &a, 0, 300);
+            let got = residual_ss_block(x.view(), &z, &a, 0, 300);
             let mut want_ztx = RowMatrix::zeros(6, 5);
             let mut want = 0.0;
             for i in 0..300 {
@@ -162,6 +172,6 @@ mod tests {
         let z = BinaryMatrix::zeros(10, 0);
         let a = RowMatrix::zeros(0, 3);
         let want: f64 = x.rows().map(sq_norm).sum();
-        assert_eq!(residual_ss_block(&x, &z, &a, 0, 10), want);
+        assert_eq!(residual_ss_block(x.view(), &z, &a, 0, 10), want);
     }
 }

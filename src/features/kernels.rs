@@ -7,17 +7,23 @@
 //! s_k = Σ_{j≠k} G_kj z_j; keeping h = G z up to date makes every flip O(K).
 
 use crate::RowMatrix;
+#[cfg(test)]
 use crate::linalg::dot;
+use crate::linalg::dots_to;
 
-/// G = A Aᵀ, row-major `K × K`.
+/// G = A Aᵀ, row-major `K × K`: G_ij = G_ji = `dot(a_i, a_j)` (j ≤ i), the products of row i
+/// with rows 0..=i formed four at a time ([`dots_to`], the same bits).
 pub(crate) fn gram(a: &RowMatrix) -> Vec<f64> {
     let k = a.n_rows();
     let mut g = vec![0.0; k * k];
     for i in 0..k {
-        for j in 0..=i {
-            let v = dot(a.row(i), a.row(j));
-            g[i * k + j] = v;
-            g[j * k + i] = v;
+        dots_to(
+            a.rows_slice(0, i + 1),
+            a.row(i),
+            &mut g[i * k..i * k + i + 1],
+        );
+        for j in 0..i {
+            g[j * k + i] = g[i * k + j];
         }
     }
     g
@@ -142,26 +148,123 @@ pub(crate) fn descend_row(z: &mut [u8], g: &[f64], gm: &[f64], max_pass: usize) 
 /// The row z ∈ {0,1}^K minimising c(z), by visiting all 2^K rows in Gray-code order (O(K)
 /// per row). Ties keep the first row found in that order (starting from z = 0).
 ///
+/// The row is a bit mask and h = G z lives on the stack: the same terms in the same order
+/// as [`flip_delta`] and [`apply_flip`] on a byte row, so the same bits, without allocating
+/// or copying the best row at every improvement (it is read off the Gray code at the end).
+///
 /// # Panics
 /// When K > 30 (the enumeration would not finish).
 pub(crate) fn best_row_exact(g: &[f64], gm: &[f64], out: &mut [u8]) -> f64 {
     let k = g.len();
     assert!(k <= 30, "exact row search needs K ≤ 30, got {k}");
-    let mut z = vec![0u8; k];
-    let mut h = vec![0.0; k];
+    let mut h = [0.0f64; 30];
+    let h = &mut h[..k];
+    let mut z: u32 = 0;
     let mut c = 0.0;
     let mut best = 0.0;
-    out.iter_mut().for_each(|v| *v = 0);
-    for step in 1u64..(1u64 << k) {
+    let mut best_z: u32 = 0;
+    for step in 1u32..(1u32 << k) {
         let bit = step.trailing_zeros() as usize;
-        c += flip_delta(&z, bit, g, gm, &h);
-        apply_flip(&mut z, bit, gm, &mut h);
+        let gkk = gm[bit * k + bit];
+        let row = &gm[bit * k..(bit + 1) * k];
+        let set = z & (1 << bit) != 0;
+        // flip_delta, then apply_flip, on the mask.
+        let s = h[bit] - if set { gkk } else { 0.0 };
+        let on = gkk + 2.0 * s - 2.0 * g[bit];
+        c += if set { -on } else { on };
+        let sign = if set { -1.0 } else { 1.0 };
+        z ^= 1 << bit;
+        for (hi, gv) in h.iter_mut().zip(row) {
+            *hi += sign * gv;
+        }
         if c < best {
             best = c;
-            out.copy_from_slice(&z);
+            best_z = z;
         }
     }
+    for (j, o) in out.iter_mut().enumerate() {
+        *o = u8::from(best_z & (1 << j) != 0);
+    }
     best
+}
+
+/// Largest K for which [`GraySteps`] tabulates the 2^K steps (16 bytes each: 1 MiB at 16).
+pub(crate) const GRAY_TABLE_MAX_K: usize = 16;
+
+/// The row-independent half of [`best_row_exact`] for one G, tabulated once and shared by
+/// every row searched against it.
+///
+/// Step s of the Gray-code enumeration flips bit b_s, and its change of c is ±(G_bb + 2 s_b
+/// − 2 g_b), where s_b = (G z)_b without the diagonal term depends on G and the step alone.
+/// The table holds G_bb + 2 s_b — formed exactly as [`best_row_exact`] forms it, and that
+/// expression is evaluated left to right, so subtracting 2 g_b from it gives the very same
+/// bits — and a row costs O(1) per step instead of O(K).
+#[derive(Clone, Debug)]
+pub(crate) struct GraySteps {
+    k: usize,
+    /// Per step 1..2^K: G_bb + 2 s_b, the bit b, and whether it is set before the flip.
+    base: Vec<f64>,
+    bit: Vec<u8>,
+    set: Vec<bool>,
+}
+
+impl GraySteps {
+    /// The steps for G (`gm`, `k × k`).
+    ///
+    /// # Panics
+    /// When K > [`GRAY_TABLE_MAX_K`].
+    pub(crate) fn new(gm: &[f64], k: usize) -> Self {
+        assert!(
+            k <= GRAY_TABLE_MAX_K,
+            "Gray-step table needs K ≤ 16, got {k}"
+        );
+        let steps = (1usize << k) - 1;
+        let (mut base, mut bit, mut set) = (
+            Vec::with_capacity(steps),
+            Vec::with_capacity(steps),
+            Vec::with_capacity(steps),
+        );
+        let mut h = [0.0f64; GRAY_TABLE_MAX_K];
+        let h = &mut h[..k];
+        let mut z: u32 = 0;
+        for step in 1u32..=steps as u32 {
+            let b = step.trailing_zeros() as usize;
+            let gbb = gm[b * k + b];
+            let on = z & (1 << b) != 0;
+            let s = h[b] - if on { gbb } else { 0.0 };
+            base.push(gbb + 2.0 * s);
+            bit.push(b as u8);
+            set.push(on);
+            let sign = if on { -1.0 } else { 1.0 };
+            z ^= 1 << b;
+            for (hi, gv) in h.iter_mut().zip(&gm[b * k..(b + 1) * k]) {
+                *hi += sign * gv;
+            }
+        }
+        Self { k, base, bit, set }
+    }
+
+    /// [`best_row_exact`] for the row with g = A x_n: the same value and row, bit for bit.
+    pub(crate) fn best(&self, g: &[f64], out: &mut [u8]) -> f64 {
+        debug_assert_eq!(g.len(), self.k);
+        let mut c = 0.0;
+        let mut best = 0.0;
+        let mut best_step: u32 = 0;
+        for (idx, ((&t, &b), &on)) in self.base.iter().zip(&self.bit).zip(&self.set).enumerate() {
+            let delta = t - 2.0 * g[b as usize];
+            c += if on { -delta } else { delta };
+            if c < best {
+                best = c;
+                best_step = idx as u32 + 1;
+            }
+        }
+        // After step s of the reflected Gray code the row is s ^ (s >> 1).
+        let z = best_step ^ (best_step >> 1);
+        for (j, o) in out.iter_mut().enumerate() {
+            *o = u8::from(z & (1 << j) != 0);
+        }
+        best
+    }
 }
 
 #[cfg(test)]
@@ -221,5 +324,53 @@ mod tests {
         gz(&zc, &gm, &mut h);
         assert!((0..4).all(|k| flip_delta(&zc, k, &g, &gm, &h) >= 0.0));
         assert!(row_residual(&x, &zc, &a, &mut r) <= dot(&x, &x));
+    }
+
+    /// The Gray-code search as first written (byte row, `flip_delta` and `apply_flip`,
+    /// the best row copied at every improvement): the mask form must give the same bits.
+    fn best_row_exact_on_bytes(g: &[f64], gm: &[f64], out: &mut [u8]) -> f64 {
+        let k = g.len();
+        let mut z = vec![0u8; k];
+        let mut h = vec![0.0; k];
+        let (mut c, mut best) = (0.0, 0.0);
+        out.iter_mut().for_each(|v| *v = 0);
+        for step in 1u64..(1u64 << k) {
+            let bit = step.trailing_zeros() as usize;
+            c += flip_delta(&z, bit, g, gm, &h);
+            apply_flip(&mut z, bit, gm, &mut h);
+            if c < best {
+                best = c;
+                out.copy_from_slice(&z);
+            }
+        }
+        best
+    }
+
+    #[test]
+    fn mask_and_table_enumerations_give_the_bits_of_the_byte_enumeration() {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        for k in 0..=10 {
+            for trial in 0..20 {
+                let d = 6;
+                let rows: Vec<Vec<f64>> = (0..k)
+                    .map(|_| (0..d).map(|_| rng.random_range(-1.0..1.0)).collect())
+                    .collect();
+                let a = RowMatrix::from_rows(&rows);
+                let a = if k == 0 { RowMatrix::zeros(0, d) } else { a };
+                let x: Vec<f64> = (0..d).map(|_| rng.random_range(-2.0..2.0)).collect();
+                let gm = gram(&a);
+                let g: Vec<f64> = a.rows().map(|r| dot(r, &x)).collect();
+                let (mut p, mut q) = (vec![9u8; k], vec![7u8; k]);
+                let cp = best_row_exact(&g, &gm, &mut p);
+                let cq = best_row_exact_on_bytes(&g, &gm, &mut q);
+                assert_eq!(cp.to_bits(), cq.to_bits(), "k {k} trial {trial}");
+                assert_eq!(p, q, "k {k} trial {trial}");
+                let mut t = vec![5u8; k];
+                let ct = GraySteps::new(&gm, k).best(&g, &mut t);
+                assert_eq!(ct.to_bits(), cq.to_bits(), "table: k {k} trial {trial}");
+                assert_eq!(t, q, "table: k {k} trial {trial}");
+            }
+        }
     }
 }

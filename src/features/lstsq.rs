@@ -13,6 +13,7 @@
 
 use super::dense::add_ztx_rows;
 use super::zmat::BinaryMatrix;
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::linalg::{BLOCK_ROWS, axpy, ordered_block_reduce};
 
@@ -36,11 +37,11 @@ pub struct LeastSquares {
 #[track_caller]
 pub fn least_squares_means(x: &RowMatrix, z: &BinaryMatrix) -> LeastSquares {
     assert_eq!(x.n_rows(), z.n_rows(), "Z and X differ in N");
-    least_squares(x, z)
+    least_squares(x.view(), z)
 }
 
 /// ZᵀZ (`K × K`, row-major) and ZᵀX (`K × D`).
-pub(crate) fn normal_equations(x: &RowMatrix, z: &BinaryMatrix) -> (Vec<f64>, RowMatrix) {
+pub(crate) fn normal_equations(x: MatrixView<'_>, z: &BinaryMatrix) -> (Vec<f64>, RowMatrix) {
     let (k, d) = (z.k(), x.n_cols());
     let mut acc = NormalSums::zeros(k, d);
     ordered_block_reduce(
@@ -132,7 +133,7 @@ fn ztz_counts(zb: &[u8], k: usize) -> Vec<f64> {
     m
 }
 
-pub(crate) fn least_squares(x: &RowMatrix, z: &BinaryMatrix) -> LeastSquares {
+pub(crate) fn least_squares(x: MatrixView<'_>, z: &BinaryMatrix) -> LeastSquares {
     let (ztz, ztx) = normal_equations(x, z);
     solve_normal(&ztz, ztx)
 }
@@ -146,22 +147,34 @@ const RSS_EXPANSION_FLOOR: f64 = 1e-3;
 /// (`x_sq` = ‖X‖²_F). The expansion loses about ε·‖X‖²_F, so when the residual is below
 /// `RSS_EXPANSION_FLOOR`·‖X‖²_F (as on noise-free data) it is formed explicitly instead.
 pub(crate) fn least_squares_and_rss(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     z: &BinaryMatrix,
     x_sq: f64,
 ) -> (LeastSquares, f64) {
-    let (ztz, ztx) = normal_equations(x, z);
-    solve_with_rss(&ztz, &ztx, x_sq, x, z)
+    let (ls, rss, _) = least_squares_rss_gram(x, z, x_sq);
+    (ls, rss)
 }
 
-/// [`least_squares_and_rss`] from given normal equations ZᵀZ (`ztz`) and ZᵀX (`ztx`) of `z`.
-pub(crate) fn solve_with_rss(
+/// [`least_squares_and_rss`] with the Gram matrix of Â (as [`solve_with_rss_gram`]).
+pub(crate) fn least_squares_rss_gram(
+    x: MatrixView<'_>,
+    z: &BinaryMatrix,
+    x_sq: f64,
+) -> (LeastSquares, f64, Vec<f64>) {
+    let (ztz, ztx) = normal_equations(x, z);
+    solve_with_rss_gram(&ztz, &ztx, x_sq, x, z)
+}
+
+/// [`least_squares_and_rss`] from given normal equations ZᵀZ (`ztz`) and ZᵀX (`ztx`) of `z`,
+/// with the Gram matrix Â Âᵀ it formed on the way (`K × K`, row-major, the values
+/// [`gram`](super::kernels::gram) of Â gives) for the next sweep to reuse.
+pub(crate) fn solve_with_rss_gram(
     ztz: &[f64],
     ztx: &RowMatrix,
     x_sq: f64,
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     z: &BinaryMatrix,
-) -> (LeastSquares, f64) {
+) -> (LeastSquares, f64, Vec<f64>) {
     let ls = solve_normal(ztz, ztx.clone());
     let k = z.k();
     let gm = super::kernels::gram(&ls.a);
@@ -176,9 +189,9 @@ pub(crate) fn solve_with_rss(
     let rss = x_sq - 2.0 * cross + quad;
     if rss < RSS_EXPANSION_FLOOR * x_sq {
         let exact = super::objective::residual_ss(x, z, &ls.a);
-        return (ls, exact);
+        return (ls, exact, gm);
     }
-    (ls, rss)
+    (ls, rss, gm)
 }
 
 /// Solves `M A = B` (M = ZᵀZ, `K × K` symmetric positive semi-definite) by Cholesky with
@@ -208,36 +221,38 @@ pub(crate) fn solve_normal(m: &[f64], mut b: RowMatrix) -> LeastSquares {
         }
     }
     let d = b.n_cols();
-    // Forward: L Y = B over kept rows (dependent rows of L are zero and are skipped).
+    // Forward: L Y = B over kept rows (dependent rows of L are zero and are skipped). Row i
+    // is updated in place from the rows before it (split off, so no copy is needed).
     for i in 0..k {
         if !kept[i] {
             b.row_mut(i).iter_mut().for_each(|v| *v = 0.0);
             continue;
         }
-        let mut row = b.row(i).to_vec();
+        let (done, rest) = b.as_mut_slice().split_at_mut(i * d);
+        let row = &mut rest[..d];
         for p in 0..i {
             if kept[p] && l[i * k + p] != 0.0 {
-                axpy(-l[i * k + p], b.row(p), &mut row);
+                axpy(-l[i * k + p], &done[p * d..(p + 1) * d], row);
             }
         }
         let inv = 1.0 / l[i * k + i];
         row.iter_mut().for_each(|v| *v *= inv);
-        b.row_mut(i).copy_from_slice(&row);
     }
     // Backward: Lᵀ A = Y.
     for i in (0..k).rev() {
         if !kept[i] {
             continue;
         }
-        let mut row = b.row(i).to_vec();
+        let (head, later) = b.as_mut_slice().split_at_mut((i + 1) * d);
+        let row = &mut head[i * d..];
         for p in i + 1..k {
             if kept[p] && l[p * k + i] != 0.0 {
-                axpy(-l[p * k + i], b.row(p), &mut row);
+                let q = p - i - 1;
+                axpy(-l[p * k + i], &later[q * d..(q + 1) * d], row);
             }
         }
         let inv = 1.0 / l[i * k + i];
         row.iter_mut().for_each(|v| *v *= inv);
-        b.row_mut(i).copy_from_slice(&row);
     }
     debug_assert_eq!(b.n_cols(), d);
     LeastSquares {

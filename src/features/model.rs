@@ -1,8 +1,12 @@
 //! The result of every feature algorithm: Z, A, the objective and how the runs went, and the
 //! assignment of features to new rows.
 
-use super::kernels::{best_row_exact, descend_row, gram};
+use super::kernels::{GRAY_TABLE_MAX_K, GraySteps, descend_row, gram};
+
+// Every K searched exactly here has a Gray-step table.
+const _: () = assert!(EXACT_ROW_MAX_K <= GRAY_TABLE_MAX_K);
 use super::zmat::BinaryMatrix;
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::error::FitError;
 use crate::linalg::{BLOCK_ROWS, for_each_block, gemm_xat};
@@ -118,7 +122,7 @@ impl Model for FeatureModel {
 
     /// The best z for each row of `x` given A: argmin_z ‖x_n − z A‖² (exact for
     /// K ≤ [`EXACT_ROW_MAX_K`], coordinate descent from z = 0 above).
-    fn predict_z(&self, x: &RowMatrix) -> Result<BinaryMatrix, FitError> {
+    fn predict_z(&self, x: MatrixView<'_>) -> Result<BinaryMatrix, FitError> {
         check_new_rows(x, self.run.a.n_cols())?;
         Ok(assign_rows(x, &self.run.a))
     }
@@ -126,7 +130,7 @@ impl Model for FeatureModel {
 
 /// The best row of Z for every row of `x` given `a`, in parallel over row blocks (each row
 /// alone, so the result does not depend on the thread count).
-pub(crate) fn assign_rows(x: &RowMatrix, a: &RowMatrix) -> BinaryMatrix {
+pub(crate) fn assign_rows(x: MatrixView<'_>, a: &RowMatrix) -> BinaryMatrix {
     assign_rows_shifted(x, a, None)
 }
 
@@ -134,12 +138,14 @@ pub(crate) fn assign_rows(x: &RowMatrix, a: &RowMatrix) -> BinaryMatrix {
 /// by `shift` (s) before its z is chosen. A shift s_k = σ² logit(p_k) makes the chosen z the
 /// most probable one under Gaussian noise of variance σ² and independent priors P(z_k = 1) = p_k.
 pub(crate) fn assign_rows_shifted(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     a: &RowMatrix,
     shift: Option<&[f64]>,
 ) -> BinaryMatrix {
     let (n, k) = (x.n_rows(), a.n_rows());
     let gm = gram(a);
+    // The row-independent half of the exact search, once for every row.
+    let table = (k <= EXACT_ROW_MAX_K).then(|| GraySteps::new(&gm, k));
     let out = Mutex::new(BinaryMatrix::zeros(n, k));
     for_each_block(n, BLOCK_ROWS, |_, s, e| {
         let b = e - s;
@@ -154,8 +160,8 @@ pub(crate) fn assign_rows_shifted(
         for i in 0..b {
             let zi = &mut rows[i * k..(i + 1) * k];
             let gi = &g[i * k..(i + 1) * k];
-            if k <= EXACT_ROW_MAX_K {
-                best_row_exact(gi, &gm, zi);
+            if let Some(t) = &table {
+                t.best(gi, zi);
             } else {
                 descend_row(zi, gi, &gm, 4 * k + 8);
             }

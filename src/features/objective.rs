@@ -7,6 +7,7 @@
 use super::dense::residual_ss_block;
 use super::lstsq::least_squares;
 use super::zmat::BinaryMatrix;
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::linalg::{BLOCK_ROWS, axpy, ordered_block_reduce, sq_norm};
 
@@ -23,10 +24,10 @@ pub fn sum_of_squares(x: &RowMatrix, z: &BinaryMatrix, a: &RowMatrix) -> f64 {
         "Z has K columns, A must have K rows"
     );
     assert_eq!(a.n_cols(), x.n_cols(), "A and X differ in D");
-    residual_ss(x, z, a)
+    residual_ss(x.view(), z, a)
 }
 
-pub(crate) fn residual_ss(x: &RowMatrix, z: &BinaryMatrix, a: &RowMatrix) -> f64 {
+pub(crate) fn residual_ss(x: MatrixView<'_>, z: &BinaryMatrix, a: &RowMatrix) -> f64 {
     let mut total = 0.0;
     ordered_block_reduce(
         x.n_rows(),
@@ -69,8 +70,8 @@ pub fn k_features_objective(x: &RowMatrix, z: &BinaryMatrix, a: &RowMatrix) -> f
 #[track_caller]
 pub fn collapsed_bp_means_objective(x: &RowMatrix, z: &BinaryMatrix, penalty: f64) -> f64 {
     assert_eq!(z.n_rows(), x.n_rows(), "Z and X differ in N");
-    let ls = least_squares(x, z);
-    residual_ss(x, z, &ls.a) + z.n_cols() as f64 * penalty
+    let ls = least_squares(x.view(), z);
+    residual_ss(x.view(), z, &ls.a) + z.n_cols() as f64 * penalty
 }
 
 #[cfg(test)]

@@ -5,14 +5,14 @@ use super::bp_means::bp_means_run;
 use super::collapsed::collapsed_bp_means_run;
 use super::k_features::k_features_run;
 use super::model::{EXACT_ROW_MAX_K, FeatureModel, FeatureRun};
-use super::refine::{Setting, refine_bp_means, refine_k_features};
+use super::refine::{RoundMemo, Setting, refine_bp_means, refine_k_features};
 use super::seeding::{FeatureSeeding, SeedTarget, seed_features};
 use super::stepwise::stepwise;
-use crate::RowMatrix;
+use crate::MatrixView;
 use crate::error::{FitError, ParamError, check_data, check_penalty};
 use crate::linalg::row_sq_norms;
 use crate::model::Fit;
-use crate::restarts::{Observer, Silent, best_of_runs};
+use crate::restarts::{Observer, best_of_runs};
 use rand_chacha::ChaCha8Rng;
 
 /// Restarts of every feature algorithm unless [`FeatureParams::restarts`] says otherwise
@@ -146,7 +146,9 @@ impl FeatureParams {
         self.0.max_iter = m;
         self
     }
-    /// Seed of all randomness; run i uses stream i of this seed.
+    /// Seed of all randomness; run i uses stream i of this seed, and each round of the
+    /// refinement a generator seeded by this seed and the state the round starts from (so
+    /// restarts that reach the same state share the round's outcome).
     pub fn seed(mut self, s: u64) -> Self {
         self.0.seed = s;
         self
@@ -231,7 +233,7 @@ impl Fit for FeatureValidParams {
 
     fn fit_observed(
         &self,
-        x: &RowMatrix,
+        x: MatrixView<'_>,
         observer: &dyn Observer,
     ) -> Result<FeatureModel, FitError> {
         self.fit_with(x, observer)
@@ -260,15 +262,10 @@ impl FeatureValidParams {
             )
     }
 
-    /// Fits on `x`: R restarts in parallel on the current rayon pool, the best returned.
-    pub fn fit(&self, x: &RowMatrix) -> Result<FeatureModel, FitError> {
-        self.fit_with(x, &Silent)
-    }
-
     /// [`fit`](Self::fit), reporting progress to `observer`.
     pub fn fit_with(
         &self,
-        x: &RowMatrix,
+        x: MatrixView<'_>,
         observer: &dyn Observer,
     ) -> Result<FeatureModel, FitError> {
         check_data(x)?;
@@ -283,6 +280,7 @@ impl FeatureValidParams {
                 let penalty = self.penalty.expect("BP-means has a penalty");
                 let k_max = self.k.unwrap_or(usize::MAX);
                 let norms = row_sq_norms(x);
+                let memo = RoundMemo::default();
                 let best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
                     let target = SeedTarget::Penalty { penalty, k_max };
                     let (z, a) = seed_features(x, self.seeding, target, self.grows_seeds(), rng);
@@ -295,8 +293,10 @@ impl FeatureValidParams {
                             k_max,
                             max_iter: self.max_iter,
                             exact_max_k: self.exact_max_k,
+                            seed: self.seed,
+                            memo: Some(&memo),
                         };
-                        refine_bp_means(&setting, rng, run)
+                        refine_bp_means(&setting, run)
                     } else {
                         run
                     }
@@ -331,7 +331,7 @@ impl FeatureValidParams {
     /// One seeded K-features run.
     pub(crate) fn k_features_single(
         &self,
-        x: &RowMatrix,
+        x: MatrixView<'_>,
         k: usize,
         rng: &mut ChaCha8Rng,
     ) -> FeatureRun {
@@ -345,6 +345,8 @@ impl FeatureValidParams {
                 k_max: k,
                 max_iter: self.max_iter,
                 exact_max_k: self.exact_max_k,
+                seed: self.seed,
+                memo: None,
             };
             refine_k_features(&setting, rng, run)
         } else {

@@ -36,16 +36,20 @@
 use super::bp_means::bp_means_run;
 use super::collapsed::collapsed_bp_means_run;
 use super::k_features::k_features_run;
-use super::kernels::{best_row_exact, descend_row, gram, row_cost};
+use super::kernels::{GraySteps, descend_row, gram, row_cost};
 use super::lstsq::{least_squares, least_squares_and_rss};
 use super::model::FeatureRun;
 use super::objective::residual_ss;
 use super::seeding::{Grown, grow_feature};
 use super::zmat::BinaryMatrix;
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::linalg::{gemm_xat, sq_norm};
 use crate::restarts::draw_weighted;
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use std::collections::HashMap;
+use std::sync::Mutex;
 
 /// Features grown per round by the grow and deep moves, and features removed per round by
 /// the deep moves (the cheapest to remove).
@@ -62,12 +66,128 @@ pub(crate) const MOVE_EXACT_MAX_K: usize = 8;
 /// What a refinement needs besides the run.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Setting<'a> {
-    pub x: &'a RowMatrix,
+    pub x: MatrixView<'a>,
     pub x_norms: &'a [f64],
     pub penalty: f64,
     pub k_max: usize,
     pub max_iter: usize,
     pub exact_max_k: usize,
+    /// The fit's seed, mixed into every round's generator ([`round_rng`]).
+    pub seed: u64,
+    /// The rounds made so far, shared by the restarts of one fit.
+    pub memo: Option<&'a RoundMemo>,
+}
+
+/// The rounds of the refinement already made by the restarts of one fit: for a state (Z,
+/// A and objective, bit for bit), the run the round ended with (`None`: no move lowered the
+/// objective). A round depends on its state alone ([`round_rng`]), so a remembered round is
+/// exactly what making it again would give. Rounds are remembered until the stored states
+/// reach [`ROUND_MEMO_BYTES`]; later ones are made every time (same result, more work).
+#[derive(Debug, Default)]
+pub(crate) struct RoundMemo(Mutex<MemoInner>);
+
+#[derive(Debug, Default)]
+struct MemoInner {
+    rounds: HashMap<u64, Vec<(FeatureRun, Option<FeatureRun>)>>,
+    bytes: usize,
+    /// Rounds taken from the memo instead of made.
+    hits: usize,
+}
+
+/// Memory the remembered rounds of one fit may take.
+pub(crate) const ROUND_MEMO_BYTES: usize = 64 << 20;
+
+/// Bytes a run's Z, A and trace take.
+fn run_bytes(run: &FeatureRun) -> usize {
+    run.z.n() * run.z.k() + 8 * (run.a.as_slice().len() + run.trace.len()) + 64
+}
+
+/// The state of a run alone (the key of [`RoundMemo`]).
+fn state_of(run: &FeatureRun) -> FeatureRun {
+    FeatureRun {
+        z: run.z.clone(),
+        a: run.a.clone(),
+        objective: run.objective,
+        n_iter: 0,
+        converged: true,
+        trace: Vec::new(),
+    }
+}
+
+impl RoundMemo {
+    /// The remembered round from `run`'s state: `Some(outcome)` when it was made.
+    fn get(&self, run: &FeatureRun) -> Option<Option<FeatureRun>> {
+        let mut memo = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let found = memo.rounds.get(&state_hash(0, run))?;
+        let out = found
+            .iter()
+            .find(|(key, _)| same_state(key, run))
+            .map(|(_, out)| out.clone())?;
+        memo.hits += 1;
+        Some(out)
+    }
+
+    /// Rounds taken from the memo so far.
+    #[cfg(test)]
+    fn hits(&self) -> usize {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).hits
+    }
+
+    fn insert(&self, run: &FeatureRun, out: &Option<FeatureRun>) {
+        let bytes = run_bytes(run) + out.as_ref().map_or(0, run_bytes);
+        let mut memo = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if memo.bytes + bytes > ROUND_MEMO_BYTES {
+            return;
+        }
+        let entry = memo.rounds.entry(state_hash(0, run)).or_default();
+        if entry.iter().any(|(key, _)| same_state(key, run)) {
+            return;
+        }
+        entry.push((state_of(run), out.clone()));
+        memo.bytes += bytes;
+    }
+}
+
+/// Whether two runs hold the same state bit for bit: Z, A and the objective.
+fn same_state(p: &FeatureRun, q: &FeatureRun) -> bool {
+    p.objective.to_bits() == q.objective.to_bits()
+        && p.z == q.z
+        && p.a.n_rows() == q.a.n_rows()
+        && p.a.as_slice().len() == q.a.as_slice().len()
+        && p.a
+            .as_slice()
+            .iter()
+            .zip(q.a.as_slice())
+            .all(|(u, v)| u.to_bits() == v.to_bits())
+}
+
+/// A 64-bit FNV-1a hash of `seed` and the state's bits (K, Z, A, objective): the same on
+/// every platform and run.
+fn state_hash(seed: u64, run: &FeatureRun) -> u64 {
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for &b in bytes {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(PRIME);
+        }
+    };
+    eat(&seed.to_le_bytes());
+    eat(&(run.z.k() as u64).to_le_bytes());
+    for row in run.z.rows() {
+        eat(row);
+    }
+    for v in run.a.as_slice() {
+        eat(&v.to_bits().to_le_bytes());
+    }
+    eat(&run.objective.to_bits().to_le_bytes());
+    h
+}
+
+/// The generator of a refinement round from `run`: seeded by the fit's seed and the
+/// state's bits, so a round is a function of its state.
+fn round_rng(seed: u64, run: &FeatureRun) -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(state_hash(seed, run))
 }
 
 /// A relative tolerance below which a drop of the objective does not count.
@@ -91,62 +211,103 @@ fn chain(run: FeatureRun, next: FeatureRun) -> FeatureRun {
 }
 
 /// Refines a converged BP-means run (see the module documentation).
-pub(crate) fn refine_bp_means(
-    s: &Setting,
-    rng: &mut ChaCha8Rng,
-    mut run: FeatureRun,
-) -> FeatureRun {
-    let bp = |z: BinaryMatrix, a: RowMatrix| {
-        bp_means_run(s.x, s.x_norms, s.penalty, s.k_max, s.max_iter, z, a)
-    };
+///
+/// Each round is a function of the state it starts from alone: its random draws come from
+/// a generator seeded by the fit's seed and the state's bits ([`round_rng`]), not from the
+/// restart's stream. Restarts that reach the same state therefore make the same round, and
+/// rounds are remembered in `s.memo`: a later restart that reaches a state takes the
+/// remembered outcome instead of making the round again — exactly what making it would have
+/// given, so the result does not depend on which restart got there first (or on the thread
+/// count). This matters most for the last round of every restart, which tries every move
+/// and fails by definition.
+pub(crate) fn refine_bp_means(s: &Setting, mut run: FeatureRun) -> FeatureRun {
     for _ in 0..s.max_iter {
-        // 1. Grow a feature that pays as it is.
-        if run.a.n_rows() < s.k_max {
-            let (resid, err) = residuals(s.x, &run.z, &run.a);
-            let mut found = None;
-            for _ in 0..GROW_TRIES {
-                let Some(g) = grow_from(&resid, &err, rng) else {
-                    break;
-                };
-                if g.gain > s.penalty + tol(run.objective) {
-                    found = Some(with_feature(&run.z, &run.a, &g));
-                    break;
+        run = canonical(s, run);
+        let next = match s.memo.and_then(|m| m.get(&run)) {
+            Some(out) => out,
+            None => {
+                let out = bp_means_round(s, &mut round_rng(s.seed, &run), &run);
+                if let Some(m) = s.memo {
+                    m.insert(&run, &out);
                 }
+                out
             }
-            if let Some((z, a)) = found {
-                run = chain(run, bp(z, a));
-                continue;
-            }
-        }
-        // 2. Remove or merge.
-        let removal_costs = match remove_or_merge(s.x, &run.z, &run.a, s.penalty, run.objective) {
-            Ok((z, a)) => {
-                run = chain(run, bp(z, a));
-                continue;
-            }
-            Err(costs) => costs,
         };
-        // 3. Deep moves.
-        if let Some(next) = deep_move(s, rng, &run, &removal_costs) {
-            run = chain(run, next);
-            continue;
+        match next {
+            Some(next) => run = chain(run, next),
+            None => break,
         }
-        // 4. Polish.
-        let c = collapsed_bp_means_run(
-            s.x,
-            s.penalty,
-            s.k_max,
-            s.max_iter.min(POLISH_SWEEPS),
-            s.exact_max_k.min(MOVE_EXACT_MAX_K),
-            run.z.clone(),
-        );
-        if c.objective < run.objective - tol(run.objective) {
-            run = chain(run, bp(c.z, c.a));
-            continue;
-        }
-        break;
     }
     run
+}
+
+/// `run` in the canonical form of its set of features: the columns of Z sorted (by their N
+/// entries, as byte strings, descending), A the least-squares means of that Z, the objective
+/// recomputed from them. Runs that hold the same features in another order, or whose A
+/// differs in its last bits because it was solved with the columns in another order, then
+/// start their round from the same state, and share it through the memo.
+fn canonical(s: &Setting, run: FeatureRun) -> FeatureRun {
+    let (n, k) = (run.z.n(), run.z.k());
+    let cols: Vec<Vec<u8>> = (0..k).map(|c| run.z.col(c)).collect();
+    let mut order: Vec<usize> = (0..k).collect();
+    order.sort_by(|&i, &j| cols[j].cmp(&cols[i]));
+    let mut z = BinaryMatrix::zeros(n, k);
+    for i in 0..n {
+        let (from, to) = (run.z.row(i), z.row_mut(i));
+        for (w, &c) in order.iter().enumerate() {
+            to[w] = from[c];
+        }
+    }
+    let a = least_squares(s.x, &z).a;
+    let objective = residual_ss(s.x, &z, &a) + k as f64 * s.penalty;
+    FeatureRun {
+        z,
+        a,
+        objective,
+        ..run
+    }
+}
+
+/// One round of the BP-means refinement from `run`: the run of BP-means after the first
+/// move that lowers the objective, or `None` when no move does.
+fn bp_means_round(s: &Setting, rng: &mut ChaCha8Rng, run: &FeatureRun) -> Option<FeatureRun> {
+    let bp = |(z, a): (BinaryMatrix, RowMatrix)| {
+        bp_means_run(s.x, s.x_norms, s.penalty, s.k_max, s.max_iter, z, a)
+    };
+    // 1. Grow a feature that pays as it is.
+    if run.a.n_rows() < s.k_max {
+        let (resid, err) = residuals(s.x, &run.z, &run.a);
+        for _ in 0..GROW_TRIES {
+            let Some(g) = grow_from(&resid, &err, rng) else {
+                break;
+            };
+            if g.gain > s.penalty + tol(run.objective) {
+                return Some(bp(with_feature(&run.z, &run.a, &g)));
+            }
+        }
+    }
+    // 2. Remove or merge.
+    let removal_costs = match remove_or_merge(s.x, &run.z, &run.a, s.penalty, run.objective) {
+        Ok(za) => return Some(bp(za)),
+        Err(costs) => costs,
+    };
+    // 3. Deep moves.
+    if let Some(next) = deep_move(s, rng, run, &removal_costs) {
+        return Some(next);
+    }
+    // 4. Polish.
+    let c = collapsed_bp_means_run(
+        s.x,
+        s.penalty,
+        s.k_max,
+        s.max_iter.min(POLISH_SWEEPS),
+        s.exact_max_k.min(MOVE_EXACT_MAX_K),
+        run.z.clone(),
+    );
+    if c.objective < run.objective - tol(run.objective) {
+        return Some(bp((c.z, c.a)));
+    }
+    None
 }
 
 /// Deep moves of BP-means: grow a feature (whatever its gain) or remove one of the cheapest
@@ -252,8 +413,8 @@ pub(crate) fn refine_k_features(
 }
 
 /// The residuals R = X − Z A and their squared norms.
-fn residuals(x: &RowMatrix, z: &BinaryMatrix, a: &RowMatrix) -> (RowMatrix, Vec<f64>) {
-    let mut resid = x.clone();
+fn residuals(x: MatrixView<'_>, z: &BinaryMatrix, a: &RowMatrix) -> (RowMatrix, Vec<f64>) {
+    let mut resid = x.to_owned();
     for i in 0..x.n_rows() {
         let r = resid.row_mut(i);
         for (k, ak) in a.rows().enumerate() {
@@ -274,7 +435,7 @@ fn grow_from(resid: &RowMatrix, err: &[f64], rng: &mut ChaCha8Rng) -> Option<Gro
         return None;
     }
     let pick = draw_weighted(err, rng);
-    Some(grow_feature(resid, err, resid.row(pick), GROW_STEPS))
+    Some(grow_feature(resid.view(), err, resid.row(pick), GROW_STEPS))
 }
 
 /// (Z, A) with the grown feature appended.
@@ -291,7 +452,7 @@ fn with_feature(z: &BinaryMatrix, a: &RowMatrix, g: &Grown) -> (BinaryMatrix, Ro
 
 /// (Z, A) without feature j: its rows re-optimised, A re-solved; with its residual.
 fn without(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     x_sq: f64,
     z: &BinaryMatrix,
     a: &RowMatrix,
@@ -307,7 +468,7 @@ fn without(
 /// objective below `current`, as the new (Z, A); otherwise the objective after each removal,
 /// as (feature, objective), cheapest first.
 fn remove_or_merge(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     z: &BinaryMatrix,
     a: &RowMatrix,
     penalty: f64,
@@ -387,7 +548,7 @@ fn merge_candidates(z: &BinaryMatrix) -> Vec<(usize, usize)> {
 /// columns, solve A by least squares, let the `affected` rows take their best z, re-solve A.
 /// Returns it with its residual ‖X − ZA‖² from the normal equations (`x_sq` = ‖X‖²).
 fn apply(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     x_sq: f64,
     z: &BinaryMatrix,
     a: &RowMatrix,
@@ -411,6 +572,7 @@ fn apply(
     let kc = zc.k();
     if kc > 0 && !affected.is_empty() {
         let gm = gram(&ac);
+        let table = (kc <= MOVE_EXACT_MAX_K).then(|| GraySteps::new(&gm, kc));
         // g = A x_n for the affected rows, by one GEMM on a gathered copy of them.
         let d = x.n_cols();
         let mut xb = Vec::with_capacity(affected.len() * d);
@@ -422,8 +584,8 @@ fn apply(
         let mut cand = vec![0u8; kc];
         for (idx, &n) in affected.iter().enumerate() {
             let g = &gb[idx * kc..(idx + 1) * kc];
-            if kc <= MOVE_EXACT_MAX_K {
-                best_row_exact(g, &gm, &mut cand);
+            if let Some(t) = &table {
+                t.best(g, &mut cand);
             } else {
                 cand.copy_from_slice(zc.row(n));
                 descend_row(&mut cand, g, &gm, 4 * kc + 8);
@@ -435,4 +597,112 @@ fn apply(
     }
     let (ls, rss) = least_squares_and_rss(x, &zc, x_sq);
     (zc, ls.a, rss)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::features::seeding::{FeatureSeeding, SeedTarget, seed_features};
+    use crate::linalg::row_sq_norms;
+    use crate::restarts::run_rng;
+
+    fn same_run(p: &FeatureRun, q: &FeatureRun) -> bool {
+        same_state(p, q)
+            && p.n_iter == q.n_iter
+            && p.converged == q.converged
+            && p.trace.len() == q.trace.len()
+            && p.trace
+                .iter()
+                .zip(&q.trace)
+                .all(|(u, v)| u.to_bits() == v.to_bits())
+    }
+
+    /// A remembered round is the round made afresh: every restart refined with one memo
+    /// shared by all ends bit for bit where it ends without a memo (Z, A, objective, trace,
+    /// iterations), whichever restarts came before it, and later restarts do take rounds
+    /// from the memo.
+    #[test]
+    fn remembered_rounds_give_the_rounds_made_afresh() {
+        let x = crate::generate::block_images(60, 0.5, 0.5, 3).unwrap().x;
+        let norms = row_sq_norms(x.view());
+        let penalty = 30.0;
+        let setting = |memo| Setting {
+            x: x.view(),
+            x_norms: &norms,
+            penalty,
+            k_max: usize::MAX,
+            max_iter: 300,
+            exact_max_k: 12,
+            seed: 5,
+            memo,
+        };
+        let memo = RoundMemo::default();
+        let target = SeedTarget::Penalty {
+            penalty,
+            k_max: usize::MAX,
+        };
+        let mut runs = Vec::new();
+        for r in 0..16 {
+            let mut rng = run_rng(5, r);
+            let (z, a) = seed_features(
+                x.view(),
+                FeatureSeeding::BaseFeature,
+                target,
+                true,
+                &mut rng,
+            );
+            runs.push(bp_means_run(
+                x.view(),
+                &norms,
+                penalty,
+                usize::MAX,
+                300,
+                z,
+                a,
+            ));
+        }
+        let fresh: Vec<FeatureRun> = runs
+            .iter()
+            .map(|run| refine_bp_means(&setting(None), run.clone()))
+            .collect();
+        // Forward, then backward through the same memo: each restart meets it filled
+        // differently.
+        for pass in 0..2 {
+            for i in 0..runs.len() {
+                let i = if pass == 0 { i } else { runs.len() - 1 - i };
+                let shared = refine_bp_means(&setting(Some(&memo)), runs[i].clone());
+                assert!(same_run(&shared, &fresh[i]), "restart {i}, pass {pass}");
+                assert!(shared.objective <= runs[i].objective + tol(runs[i].objective));
+            }
+        }
+        assert!(memo.hits() >= runs.len(), "hits {}", memo.hits());
+    }
+
+    /// The state hash sees every part of the state.
+    #[test]
+    fn the_state_hash_changes_with_z_a_and_the_objective() {
+        let z = BinaryMatrix::from_rows(&[[1, 0], [0, 1], [1, 1]]);
+        let a = RowMatrix::from_rows(&[[1.0, 2.0], [3.0, 4.0]]);
+        let run = FeatureRun {
+            z,
+            a,
+            objective: 1.5,
+            n_iter: 3,
+            converged: true,
+            trace: vec![2.0, 1.5],
+        };
+        let h = state_hash(0, &run);
+        assert_eq!(h, state_hash(0, &state_of(&run)));
+        assert_ne!(h, state_hash(1, &run));
+        let mut other = run.clone();
+        other.z.set(2, 0, false);
+        assert_ne!(h, state_hash(0, &other));
+        let mut other = run.clone();
+        other.a.row_mut(1)[0] = 3.0 + f64::EPSILON * 4.0;
+        assert_ne!(h, state_hash(0, &other));
+        let mut other = run.clone();
+        other.objective = 1.5 + f64::EPSILON;
+        assert_ne!(h, state_hash(0, &other));
+        assert!(!same_state(&run, &other));
+    }
 }

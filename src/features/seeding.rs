@@ -27,8 +27,9 @@
 
 use super::refine::GROW_STEPS;
 use super::zmat::BinaryMatrix;
+use crate::MatrixView;
 use crate::RowMatrix;
-use crate::linalg::{mean_row, sq_dist, sq_norm};
+use crate::linalg::{mean_row, sq_dists_to, sq_norm};
 use crate::restarts::draw_weighted;
 use rand_chacha::ChaCha8Rng;
 
@@ -83,16 +84,23 @@ pub(crate) struct Grown {
 /// mean updates or until the rows stop changing — a one-feature k-means on the residuals,
 /// each step of which can only raise the total gain Σ_n max(0, ‖r_n‖² − ‖r_n − c‖²). With
 /// `steps` = 0 the feature is `start` itself (the paper's seeding step). O(N·D) per step.
-pub(crate) fn grow_feature(resid: &RowMatrix, err: &[f64], start: &[f64], steps: usize) -> Grown {
+pub(crate) fn grow_feature(
+    resid: MatrixView<'_>,
+    err: &[f64],
+    start: &[f64],
+    steps: usize,
+) -> Grown {
     let (n, d) = (resid.n_rows(), resid.n_cols());
     let mut mean = start.to_vec();
     let mut rows = vec![false; n];
+    let mut dist = vec![0.0; n];
     let mut step = 0;
     loop {
         let mut gain = 0.0;
         let mut changed = false;
+        sq_dists_to(resid.as_slice(), &mean, &mut dist);
         for i in 0..n {
-            let e = sq_dist(resid.row(i), &mean);
+            let e = dist[i];
             let take = e < err[i];
             if take {
                 gain += err[i] - e;
@@ -118,7 +126,7 @@ pub(crate) fn grow_feature(resid: &RowMatrix, err: &[f64], start: &[f64], steps:
 /// a penalty target each drawn residual is grown before it is tested (module documentation);
 /// otherwise this is the paper's seeding.
 pub(crate) fn seed_features(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     form: FeatureSeeding,
     target: SeedTarget,
     grow: bool,
@@ -127,7 +135,7 @@ pub(crate) fn seed_features(
     let (n, d) = (x.n_rows(), x.n_cols());
     let mut z = BinaryMatrix::zeros(n, 0);
     let mut a = RowMatrix::zeros(0, d);
-    let mut resid = x.clone();
+    let mut resid = x.to_owned();
     let (limit, penalty) = match target {
         SeedTarget::Fixed(k) => (k, None),
         SeedTarget::Penalty { penalty, k_max } => (k_max, Some(penalty)),
@@ -154,7 +162,9 @@ pub(crate) fn seed_features(
         }
         a.push_row(&m);
     }
-    let mut err: Vec<f64> = resid.rows().map(sq_norm).collect();
+    // ‖r_n‖² as `sq_norm` gives it (the squared distance to 0 has the same bits).
+    let mut err = vec![0.0; n];
+    sq_dists_to(resid.as_slice(), &vec![0.0; d], &mut err);
     let mut failures = 0;
     while a.n_rows() < limit {
         let total: f64 = err.iter().sum();
@@ -168,7 +178,7 @@ pub(crate) fn seed_features(
             continue;
         }
         let pick = draw_weighted(&err, rng);
-        let grown = grow_feature(&resid, &err, resid.row(pick), steps);
+        let grown = grow_feature(resid.view(), &err, resid.row(pick), steps);
         if let Some(p) = penalty
             && grown.gain <= p
         {
@@ -216,8 +226,13 @@ mod tests {
         let x = data();
         for form in [FeatureSeeding::BaseFeature, FeatureSeeding::Residual] {
             for k in 1..=5 {
-                let (z, a) =
-                    seed_features(&x, form, SeedTarget::Fixed(k), false, &mut run_rng(3, 0));
+                let (z, a) = seed_features(
+                    x.view(),
+                    form,
+                    SeedTarget::Fixed(k),
+                    false,
+                    &mut run_rng(3, 0),
+                );
                 assert_eq!((z.k(), a.n_rows()), (k, k));
                 if form == FeatureSeeding::BaseFeature {
                     assert!(z.col(0).iter().all(|&v| v == 1));
@@ -227,13 +242,13 @@ mod tests {
         // Noise-free data, K = 3: residual seeding explains everything in some draw.
         let ok = (0..20).any(|s| {
             let (z, a) = seed_features(
-                &x,
+                x.view(),
                 FeatureSeeding::Residual,
                 SeedTarget::Fixed(3),
                 false,
                 &mut run_rng(s, 0),
             );
-            residual_ss(&x, &z, &a) < 1e-12
+            residual_ss(x.view(), &z, &a) < 1e-12
         });
         assert!(ok);
     }
@@ -246,7 +261,7 @@ mod tests {
             k_max: 10,
         };
         let (z, _) = seed_features(
-            &x,
+            x.view(),
             FeatureSeeding::Residual,
             huge,
             false,
@@ -254,7 +269,7 @@ mod tests {
         );
         assert_eq!(z.k(), 0);
         let (z, _) = seed_features(
-            &x,
+            x.view(),
             FeatureSeeding::BaseFeature,
             huge,
             false,
@@ -266,7 +281,7 @@ mod tests {
             k_max: 2,
         };
         let (z, _) = seed_features(
-            &x,
+            x.view(),
             FeatureSeeding::Residual,
             small,
             false,

@@ -6,7 +6,7 @@
 
 use super::model::{FeatureModel, FeatureRun};
 use super::params::FeatureValidParams;
-use crate::RowMatrix;
+use crate::MatrixView;
 use crate::restarts::{Observer, RunOutcome, best_of_runs};
 
 /// The seed for the restarts at a given K (distinct streams per K, fixed by `seed`).
@@ -19,7 +19,7 @@ fn seed_for_k(seed: u64, k: usize) -> u64 {
 /// winning run's iterations, at the chosen K.
 pub(crate) fn stepwise(
     p: &FeatureValidParams,
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     penalty: f64,
     k_max: usize,
     observer: &dyn Observer,

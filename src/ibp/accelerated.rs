@@ -17,8 +17,8 @@
 //! P and h are recomputed from Z every `refresh` sweeps against rounding drift.
 
 use super::common::{
-    Hyper, block_log_prior, draw_binary, draw_log_weighted, gray, log_poisson_unnorm,
-    log_prior_flip, pick_block, shuffled,
+    Hyper, block_log_prior, block_prior_terms, draw_binary, draw_log_weighted, gray,
+    log_poisson_unnorm, log_prior_flip, pick_block, shuffled,
 };
 use super::dense::{chol_inverse, chol_logdet, cholesky, forward, grow_diag, remove_index};
 use super::model::gram;
@@ -47,7 +47,7 @@ pub(crate) fn fresh_information(
     hyper: &Hyper,
 ) -> (Vec<f64>, Vec<f64>) {
     let k = feats.k();
-    let (ztz, ztx) = gram(x, &feats.to_row_matrix());
+    let (ztz, ztx) = gram(x.view(), &feats.to_row_matrix());
     let (sx2, sa2) = (hyper.sigma_x.powi(2), hyper.sigma_a.powi(2));
     let mut p: Vec<f64> = ztz.iter().map(|v| v / sx2).collect();
     for i in 0..k {
@@ -221,6 +221,7 @@ impl Accelerated {
             .iter()
             .map(|&c| self.feats.m(c) - usize::from(self.feats.get(n, c)))
             .collect();
+        let terms = block_prior_terms(&m_minus, nn, self.hyper.block_fault);
         let cur: usize = block
             .iter()
             .enumerate()
@@ -233,10 +234,7 @@ impl Accelerated {
                 fit.flip(block[bit], z, mo);
             }
             let bits = cur ^ gray(t);
-            logw.push(
-                fit.loglik(xn, sx2, 0.0)
-                    + block_log_prior(&m_minus, bits, nn, self.hyper.block_fault),
-            );
+            logw.push(fit.loglik(xn, sx2, 0.0) + block_log_prior(&terms, bits));
         }
         let pick = draw_log_weighted(&logw, rng);
         let last = gray((1 << b) - 1);
@@ -307,12 +305,13 @@ impl Accelerated {
                         .iter()
                         .map(|&c| self.feats.m(c) - usize::from(self.feats.get(n, c)))
                         .collect();
+                    let terms = block_prior_terms(&m_minus, nn, self.hyper.block_fault);
                     let logw: Vec<f64> = (0..1usize << block.len())
                         .map(|bits| {
                             for (t, &c) in block.iter().enumerate() {
                                 zw[i * k + c] = f64::from(u8::from((bits >> t) & 1 == 1));
                             }
-                            block_log_prior(&m_minus, bits, nn, self.hyper.block_fault)
+                            block_log_prior(&terms, bits)
                                 + window_loglik(
                                     &zw,
                                     w,
@@ -696,7 +695,7 @@ mod tests {
         }
         let mut sc = WindowScratch::default();
         let sx2 = h.sigma_x.powi(2);
-        let base = collapsed_log_lik(&x, &z, h.sigma_x, h.sigma_a);
+        let base = collapsed_log_lik(x.view(), &z, h.sigma_x, h.sigma_a);
         let lbase = window_loglik(
             &[0.0, 0.0],
             1,
@@ -720,7 +719,7 @@ mod tests {
                 for c in 2..2 + j {
                     zz.row_mut(n)[c] = 1.0;
                 }
-                let direct = collapsed_log_lik(&x, &zz, h.sigma_x, h.sigma_a) - base;
+                let direct = collapsed_log_lik(x.view(), &zz, h.sigma_x, h.sigma_a) - base;
                 let extra = j as f64 * h.sigma_a.powi(2);
                 let fast =
                     window_loglik(&zr, 1, 2, &sigma, &mu, x.row(n), 2, sx2, 0, extra, &mut sc)

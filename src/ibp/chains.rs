@@ -23,6 +23,7 @@
 
 use super::model::a_posterior;
 use super::params::{IbpFit, IbpTraceRecord, IbpValidParams};
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::error::FitError;
 use crate::eval::{Diagnostics, RHAT_THRESHOLD, diagnostics};
@@ -113,7 +114,7 @@ impl IbpValidParams {
         chains: usize,
         max_draws: usize,
     ) -> Result<IbpPosterior, FitError> {
-        self.fit_chains_observed(x, chains, max_draws, &|_, _, _| {})
+        self.fit_chains_observed(x.view(), chains, max_draws, &|_, _, _| {})
     }
 
     /// [`fit_chains`](Self::fit_chains), calling `each(chain, record, z)` after every sweep
@@ -121,7 +122,7 @@ impl IbpValidParams {
     /// chains' calls interleave).
     pub fn fit_chains_observed(
         &self,
-        x: &RowMatrix,
+        x: MatrixView<'_>,
         chains: usize,
         max_draws: usize,
         each: &(dyn Fn(usize, &IbpTraceRecord, &RowMatrix) + Sync),
@@ -250,7 +251,7 @@ impl Model for IbpPosterior {
     fn stop(&self) -> Stop {
         Stop::Sweeps
     }
-    fn predict_z(&self, x: &RowMatrix) -> Result<BinaryMatrix, FitError> {
+    fn predict_z(&self, x: MatrixView<'_>) -> Result<BinaryMatrix, FitError> {
         self.chains[self.best].predict_z(x)
     }
 }
@@ -279,7 +280,7 @@ fn chain_diagnostics(fits: &[IbpFit], burn: usize) -> ChainDiagnostics {
 }
 
 /// The reference draw's features across the draws (module documentation).
-fn align(x: &RowMatrix, draws: &[Draw], reference: usize) -> AlignedFeatures {
+fn align(x: MatrixView<'_>, draws: &[Draw], reference: usize) -> AlignedFeatures {
     let (n, d) = (x.n_rows(), x.n_cols());
     let Some(r) = draws.get(reference) else {
         return AlignedFeatures {

@@ -24,8 +24,8 @@
 //! `refresh` sweeps against rounding drift.
 
 use super::common::{
-    Hyper, block_log_prior, draw_binary, draw_log_weighted, log_poisson_unnorm, log_prior_flip,
-    pick_block, shuffled,
+    Hyper, block_log_prior, block_prior_terms, draw_binary, draw_log_weighted, log_poisson_unnorm,
+    log_prior_flip, pick_block, shuffled,
 };
 use super::dense::{chol_inverse, cholesky, grow_diag, matvec, remove_index};
 use super::model::gram;
@@ -50,7 +50,7 @@ pub(crate) struct Collapsed {
 /// M⁻¹ and ZᵀX recomputed from Z.
 pub(crate) fn fresh_state(x: &RowMatrix, feats: &Feats, hyper: &Hyper) -> (Vec<f64>, Vec<f64>) {
     let k = feats.k();
-    let (mut m, b) = gram(x, &feats.to_row_matrix());
+    let (mut m, b) = gram(x.view(), &feats.to_row_matrix());
     let r = (hyper.sigma_x / hyper.sigma_a).powi(2);
     for i in 0..k {
         m[i * k + i] += r;
@@ -110,11 +110,12 @@ impl Collapsed {
         self.feats.row_into(n, &mut z);
 
         // Take row n out: Q = M⁻¹ + w wᵀ/(1 − zᵀw) with w = M⁻¹z, B₋ = B − z xᵀ.
-        let mut q = self.minv.clone();
-        let mut bm = self.b.clone();
+        // (In place: M⁻¹ and B are rebuilt from Q and B₋ when the row is put back.)
+        let mut q = std::mem::take(&mut self.minv);
+        let mut bm = std::mem::take(&mut self.b);
         if z.iter().any(|&v| v != 0.0) {
             let mut w = vec![0.0; k];
-            matvec(&self.minv, k, &z, &mut w);
+            matvec(&q, k, &z, &mut w);
             let den = 1.0 - z.iter().zip(&w).map(|(a, b)| a * b).sum::<f64>();
             for i in 0..k {
                 for j in 0..k {
@@ -127,21 +128,27 @@ impl Collapsed {
                 }
             }
         }
+        // B₋x and G = B₋B₋ᵀ: with them each evaluation costs O(K²), not O(KD) (`row_loglik`).
+        let (mut bx, mut g) = projections(&bm, k, d, xn);
         // Existing features (Eq. 3); n's singletons stay in Z meanwhile.
+        // `cur` is the value of the row as it stands, so each flip evaluates only the other
+        // value (Q, G and B₋x do not change within the row).
         let mut u = vec![0.0; k];
+        let mut cur = row_loglik(&q, &g, &bx, &z, d, xx, s2, 0.0, &mut u);
         for c in shuffled(k, rng) {
             let m_minus = self.feats.m(c) - usize::from(z[c] != 0.0);
             if m_minus == 0 {
                 continue;
             }
             let (p0, p1) = log_prior_flip(m_minus, nn);
-            z[c] = 0.0;
-            let l0 = row_loglik(&q, &bm, &z, xn, xx, s2, 0.0, &mut u);
-            z[c] = 1.0;
-            let l1 = row_loglik(&q, &bm, &z, xn, xx, s2, 0.0, &mut u);
+            let was_on = z[c] != 0.0;
+            z[c] = if was_on { 0.0 } else { 1.0 };
+            let other = row_loglik(&q, &g, &bx, &z, d, xx, s2, 0.0, &mut u);
+            let (l0, l1) = if was_on { (other, cur) } else { (cur, other) };
             let on = draw_binary(p0 + l0, p1 + l1, rng);
             z[c] = f64::from(u8::from(on));
             self.feats.set(n, c, on);
+            cur = if on { l1 } else { l0 };
         }
         // The joint update on a block of shared features (`common::pick_block`).
         if self.hyper.block >= 2 {
@@ -154,13 +161,23 @@ impl Collapsed {
                     .iter()
                     .map(|&c| self.feats.m(c) - usize::from(z[c] != 0.0))
                     .collect();
+                let terms = block_prior_terms(&m_minus, nn, self.hyper.block_fault);
+                let now: usize = block
+                    .iter()
+                    .enumerate()
+                    .map(|(t, &c)| usize::from(z[c] != 0.0) << t)
+                    .sum();
                 let logw: Vec<f64> = (0..1usize << block.len())
                     .map(|bits| {
                         for (t, &c) in block.iter().enumerate() {
                             z[c] = f64::from(u8::from((bits >> t) & 1 == 1));
                         }
-                        block_log_prior(&m_minus, bits, nn, self.hyper.block_fault)
-                            + row_loglik(&q, &bm, &z, xn, xx, s2, 0.0, &mut u)
+                        block_log_prior(&terms, bits)
+                            + if bits == now {
+                                cur
+                            } else {
+                                row_loglik(&q, &g, &bx, &z, d, xx, s2, 0.0, &mut u)
+                            }
                     })
                     .collect();
                 let bits = draw_log_weighted(&logw, rng);
@@ -177,6 +194,8 @@ impl Collapsed {
         for c in (0..k).rev() {
             if z[c] != 0.0 && self.feats.m(c) == 1 {
                 q = remove_index(&q, k, c);
+                g = remove_index(&g, k, c);
+                bx.remove(c);
                 bm.drain(c * d..(c + 1) * d);
                 z.remove(c);
                 self.feats.remove(c);
@@ -189,7 +208,7 @@ impl Collapsed {
         let kmax = self.hyper.k_new_max;
         let mut logw = log_poisson_unnorm(self.hyper.alpha / nn as f64, kmax);
         for (j, lw) in logw.iter_mut().enumerate() {
-            *lw += row_loglik(&q, &bm, &z, xn, xx, s2, j as f64 / r, &mut u);
+            *lw += row_loglik(&q, &g, &bx, &z, d, xx, s2, j as f64 / r, &mut u);
         }
         let j = draw_log_weighted(&logw, rng);
         if j > 0 {
@@ -221,46 +240,72 @@ impl Collapsed {
     }
 }
 
+/// B₋x (`K`) and G = B₋B₋ᵀ (`K × K`) for `bm` = B₋ (`K × D`) and row `x`.
+fn projections(bm: &[f64], k: usize, d: usize, x: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let bx: Vec<f64> = (0..k)
+        .map(|i| {
+            bm[i * d..(i + 1) * d]
+                .iter()
+                .zip(x)
+                .map(|(a, b)| a * b)
+                .sum()
+        })
+        .collect();
+    let mut g = vec![0.0; k * k];
+    for i in 0..k {
+        let bi = &bm[i * d..(i + 1) * d];
+        for j in 0..=i {
+            let v: f64 = bi
+                .iter()
+                .zip(&bm[j * d..(j + 1) * d])
+                .map(|(a, b)| a * b)
+                .sum();
+            g[i * k + j] = v;
+            g[j * k + i] = v;
+        }
+    }
+    (bx, g)
+}
+
 /// log p(X | Z) for row n set to `z`, up to terms that do not depend on `z` (module
-/// documentation); `extra_c` = j/r adds j singleton columns held by n. `u` is scratch (K).
+/// documentation), D = `d`; `extra_c` = j/r adds j singleton columns held by n. With v = B₋ᵀu, the
+/// products v·x = u·(B₋x) and v·v = uᵀGu come from `bx` = B₋x and `g` = B₋B₋ᵀ, computed
+/// once per row. `u` is scratch (K).
 #[allow(clippy::too_many_arguments)]
 fn row_loglik(
     q: &[f64],
-    bm: &[f64],
+    g: &[f64],
+    bx: &[f64],
     z: &[f64],
-    x: &[f64],
+    d: usize,
     xx: f64,
     s2: f64,
     extra_c: f64,
     u: &mut [f64],
 ) -> f64 {
     let k = z.len();
-    let d = x.len();
-    // u = Q z over the non-zero entries of z.
+    // u = Q z over the non-zero entries of z (Q is symmetric: column j is row j).
     u.iter_mut().for_each(|v| *v = 0.0);
     for (j, &zj) in z.iter().enumerate() {
         if zj != 0.0 {
-            for i in 0..k {
-                u[i] += q[i * k + j];
+            for (ui, qj) in u.iter_mut().zip(&q[j * k..(j + 1) * k]) {
+                *ui += qj;
             }
         }
     }
     let ztu: f64 = z.iter().zip(u.iter()).map(|(a, b)| a * b).sum();
     let c = 1.0 + ztu + extra_c;
-    // v = B₋ᵀ u; only v·x and v·v are needed.
-    let mut vx = 0.0;
+    let vx: f64 = u.iter().zip(bx).map(|(a, b)| a * b).sum();
     let mut vv = 0.0;
-    let mut v = vec![0.0; d];
-    for i in 0..k {
-        if u[i] != 0.0 {
-            for (t, b) in v.iter_mut().zip(&bm[i * d..(i + 1) * d]) {
-                *t += u[i] * b;
-            }
+    for (i, &ui) in u.iter().enumerate() {
+        if ui != 0.0 {
+            let gu: f64 = g[i * k..(i + 1) * k]
+                .iter()
+                .zip(u.iter())
+                .map(|(a, b)| a * b)
+                .sum();
+            vv += ui * gu;
         }
-    }
-    for (vc, xc) in v.iter().zip(x) {
-        vx += vc * xc;
-        vv += vc * vc;
     }
     let cm1 = c - 1.0;
     let explained = 2.0 * vx + cm1 * xx - (vv + 2.0 * cm1 * vx + cm1 * cm1 * xx) / c;
@@ -332,8 +377,9 @@ mod tests {
         let s2 = h.sigma_x * h.sigma_x;
         let r = s2 / (h.sigma_a * h.sigma_a);
         let xx: f64 = x.row(n).iter().map(|v| v * v).sum();
-        let base = collapsed_log_lik(&x, &zm, h.sigma_x, h.sigma_a);
+        let base = collapsed_log_lik(x.view(), &zm, h.sigma_x, h.sigma_a);
         let mut u = vec![0.0; 3];
+        let (bx, g) = projections(&bm, 3, 3, x.row(n));
         for pattern in 0..8u32 {
             let zr: Vec<f64> = (0..3).map(|c| f64::from((pattern >> c) & 1)).collect();
             for j in 0..3usize {
@@ -345,8 +391,8 @@ mod tests {
                 for c in 3..3 + j {
                     zz.row_mut(n)[c] = 1.0;
                 }
-                let direct = collapsed_log_lik(&x, &zz, h.sigma_x, h.sigma_a) - base;
-                let fast = row_loglik(&q, &bm, &zr, x.row(n), xx, s2, j as f64 / r, &mut u);
+                let direct = collapsed_log_lik(x.view(), &zz, h.sigma_x, h.sigma_a) - base;
+                let fast = row_loglik(&q, &g, &bx, &zr, 3, xx, s2, j as f64 / r, &mut u);
                 assert!(
                     (direct - fast).abs() < 1e-10,
                     "{pattern} {j}: {direct} {fast}"
@@ -376,7 +422,7 @@ mod tests {
         assert!(worst < 1e-9, "drift of M⁻¹ {worst}");
         // The chain moved somewhere sensible.
         let z = s.feats.to_row_matrix();
-        let lj = collapsed_log_lik(&x, &z, h.sigma_x, h.sigma_a) + log_ibp_prior(&z, h.alpha);
+        let lj = collapsed_log_lik(x.view(), &z, h.sigma_x, h.sigma_a) + log_ibp_prior(&z, h.alpha);
         assert!(lj.is_finite() && s.feats.k() > 0);
     }
 }

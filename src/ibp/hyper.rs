@@ -65,7 +65,7 @@ pub(crate) fn resample_sigmas(
     rng: &mut ChaCha8Rng,
 ) -> (f64, f64) {
     let (n, d, k) = (x.n_rows(), x.n_cols(), z.n_cols());
-    let a = a_posterior(x, z, sigma_x, sigma_a).draw(rng);
+    let a = a_posterior(x.view(), z, sigma_x, sigma_a).draw(rng);
     let mut rss = 0.0;
     for i in 0..n {
         let mut r = x.row(i).to_vec();

@@ -16,6 +16,7 @@
 
 use super::dense::{chol_logdet, cholesky, forward};
 use super::model::gram;
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::eval::HiddenEntries;
 
@@ -63,7 +64,7 @@ impl ColumnPosteriors {
     /// # Panics
     /// When the shapes disagree or a σ is not positive.
     pub fn new(
-        x: &RowMatrix,
+        x: MatrixView<'_>,
         hidden: &HiddenEntries,
         z: &RowMatrix,
         sigma_x: f64,
@@ -73,11 +74,11 @@ impl ColumnPosteriors {
         let (n, d, k) = (x.n_rows(), x.n_cols(), z.n_cols());
         assert_eq!((hidden.n_rows(), hidden.n_cols()), (n, d), "mask shape");
         assert_eq!(z.n_rows(), n, "Z and X differ in N");
-        let mut visible = x.clone();
+        let mut visible = x.to_owned();
         for &(r, c) in hidden.entries() {
             visible.row_mut(r)[c] = 0.0;
         }
-        let (ztz, ztx) = gram(&visible, z);
+        let (ztz, ztx) = gram(visible.view(), z);
         let r = (sigma_x / sigma_a).powi(2);
         let s2 = sigma_x * sigma_x;
         let by_col = hidden.by_column();
@@ -204,7 +205,7 @@ mod tests {
         let data = ibp_linear_gaussian(30, 4, 2.0, 1.0, 0.5, 5).unwrap();
         let (x, z) = (&data.x, &data.z);
         let hidden = HiddenEntries::scattered(30, 4, 25, 2).unwrap();
-        let post = ColumnPosteriors::new(x, &hidden, z, 0.5, 1.0);
+        let post = ColumnPosteriors::new(x.view(), &hidden, z, 0.5, 1.0);
         let mut want = 0.0;
         for c in 0..4 {
             let rows: Vec<usize> = (0..30).filter(|&r| !hidden.is_hidden(r, c)).collect();
@@ -214,8 +215,8 @@ mod tests {
                 z.n_cols(),
                 rows.iter().flat_map(|&r| z.row(r).to_vec()).collect(),
             );
-            want += collapsed_log_lik(&xc, &zc, 0.5, 1.0);
-            let full = a_posterior(&xc, &zc, 0.5, 1.0);
+            want += collapsed_log_lik(xc.view(), &zc, 0.5, 1.0);
+            let full = a_posterior(xc.view(), &zc, 0.5, 1.0);
             let mean = post.mean_a();
             for f in 0..z.n_cols() {
                 assert!((mean.row(f)[c] - full.mean.row(f)[0]).abs() < 1e-10);
@@ -249,8 +250,8 @@ mod tests {
         for &(r, c) in hidden.entries() {
             x2.row_mut(r)[c] = 1e6;
         }
-        let a = ColumnPosteriors::new(&data.x, &hidden, &data.z, 0.5, 1.0);
-        let b = ColumnPosteriors::new(&x2, &hidden, &data.z, 0.5, 1.0);
+        let a = ColumnPosteriors::new(data.x.view(), &hidden, &data.z, 0.5, 1.0);
+        let b = ColumnPosteriors::new(x2.view(), &hidden, &data.z, 0.5, 1.0);
         assert_eq!(a.log_lik(), b.log_lik());
         assert_eq!(a.mean_a(), b.mean_a());
         // …while the score reads them.

@@ -25,6 +25,7 @@ mod meibp;
 mod missing;
 pub mod model;
 mod params;
+pub mod recode;
 mod semi;
 pub mod split_merge;
 mod state;
@@ -44,4 +45,5 @@ pub use params::{
     IbpDefaults, IbpFit, IbpKind, IbpParams, IbpSampler, IbpStart, IbpTraceRecord, IbpValidParams,
     data_std,
 };
+pub use recode::recode_steps;
 pub use split_merge::split_merge_steps;

@@ -10,6 +10,7 @@
 use super::dense::{
     backward, chol_inverse, chol_logdet, chol_solve, cholesky, forward, std_normal,
 };
+use crate::MatrixView;
 use crate::RowMatrix;
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
@@ -62,7 +63,7 @@ pub fn log_ibp_prior(z: &RowMatrix, alpha: f64) -> f64 {
 }
 
 /// ZᵀZ (`K × K`) and ZᵀX (`K × D`), row-major.
-pub(crate) fn gram(x: &RowMatrix, z: &RowMatrix) -> (Vec<f64>, Vec<f64>) {
+pub(crate) fn gram(x: MatrixView<'_>, z: &RowMatrix) -> (Vec<f64>, Vec<f64>) {
     let (n, k, d) = (x.n_rows(), z.n_cols(), x.n_cols());
     assert_eq!(z.n_rows(), n, "Z and X differ in N");
     let mut ztz = vec![0.0; k * k];
@@ -104,7 +105,7 @@ fn m_matrix(ztz: &[f64], k: usize, sigma_x: f64, sigma_a: f64) -> Vec<f64> {
 ///
 /// # Panics
 /// When `z` and `x` differ in N or a σ is not positive.
-pub fn collapsed_log_lik(x: &RowMatrix, z: &RowMatrix, sigma_x: f64, sigma_a: f64) -> f64 {
+pub fn collapsed_log_lik(x: MatrixView<'_>, z: &RowMatrix, sigma_x: f64, sigma_a: f64) -> f64 {
     assert!(sigma_x > 0.0 && sigma_a > 0.0, "sigmas must be positive");
     let (n, k, d) = (x.n_rows(), z.n_cols(), x.n_cols());
     let (ztz, mut ztx) = gram(x, z);
@@ -156,7 +157,7 @@ impl APosterior {
 ///
 /// # Panics
 /// When `z` and `x` differ in N or a σ is not positive.
-pub fn a_posterior(x: &RowMatrix, z: &RowMatrix, sigma_x: f64, sigma_a: f64) -> APosterior {
+pub fn a_posterior(x: MatrixView<'_>, z: &RowMatrix, sigma_x: f64, sigma_a: f64) -> APosterior {
     assert!(sigma_x > 0.0 && sigma_a > 0.0, "sigmas must be positive");
     let (k, d) = (z.n_cols(), x.n_cols());
     let (ztz, mut mean) = gram(x, z);
@@ -197,8 +198,8 @@ mod tests {
         let x = RowMatrix::from_rows(&[[1.0, -0.5], [0.3, 2.0], [-1.0, 0.2]]);
         let z = RowMatrix::from_rows(&[[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]);
         let zp = RowMatrix::from_rows(&[[0.0, 0.0, 1.0], [1.0, 0.0, 1.0], [1.0, 0.0, 0.0]]);
-        let a = collapsed_log_lik(&x, &z, 0.7, 1.3);
-        let b = collapsed_log_lik(&x, &zp, 0.7, 1.3);
+        let a = collapsed_log_lik(x.view(), &z, 0.7, 1.3);
+        let b = collapsed_log_lik(x.view(), &zp, 0.7, 1.3);
         assert!((a - b).abs() < 1e-12, "{a} vs {b}");
     }
 
@@ -206,7 +207,7 @@ mod tests {
     fn posterior_draws_match_mean_and_cov() {
         let x = RowMatrix::from_rows(&[[1.0], [0.5], [2.0]]);
         let z = RowMatrix::from_rows(&[[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]);
-        let post = a_posterior(&x, &z, 0.5, 1.0);
+        let post = a_posterior(x.view(), &z, 0.5, 1.0);
         let mut rng = run_rng(11, 0);
         let n = 100_000;
         let (mut m0, mut m1, mut c01) = (0.0, 0.0, 0.0);

@@ -8,9 +8,11 @@ use super::dense::std_normal;
 use super::hyper::{resample_alpha, resample_sigmas};
 use super::missing::ColumnPosteriors;
 use super::model::{a_posterior, collapsed_log_lik, log_ibp_prior};
+use super::recode::RecodeFault;
 use super::semi::SemiCollapsed;
 use super::split_merge::{self, Fault};
 use super::state::Feats;
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::error::{FitError, ParamError, check_data};
 use crate::eval::HiddenEntries;
@@ -105,7 +107,7 @@ pub struct IbpDefaults {
     pub resample: bool,
     /// Where the chain starts.
     pub start: IbpStart,
-    /// Split–merge attempts after every sweep.
+    /// Split–merge attempts after every sweep, and as many recoding attempts (module `recode`).
     pub split_merge: usize,
     /// Size of each row's joint block update (0: none).
     pub block: usize,
@@ -117,7 +119,7 @@ impl IbpDefaults {
     /// data's variance), starting from α = 1, σ_X = σ (a chain that starts with a large
     /// noise level builds the coarse features first and lets the resampling shrink σ_X;
     /// started at 0.25σ it freezes in many small features at low noise), σ_A = 0.75σ; an
-    /// empty start; 10 split–merge attempts after every sweep and a joint update of each row
+    /// empty start; 10 split–merge and 10 recoding attempts after every sweep and a joint update of each row
     /// on 3 features; 1000 sweeps.
     pub const TUNED: Self = Self {
         alpha: 1.0,
@@ -171,6 +173,8 @@ impl IbpSampler {
             start: None,
             split_merge: None,
             fault: Fault::None,
+            recode: None,
+            recode_fault: RecodeFault::None,
             block: None,
             block_fault: BlockFault::None,
         })
@@ -200,6 +204,8 @@ pub struct IbpValidParams {
     start: Option<Start>,
     split_merge: Option<usize>,
     fault: Fault,
+    recode: Option<usize>,
+    recode_fault: RecodeFault,
     block: Option<usize>,
     block_fault: BlockFault,
 }
@@ -317,6 +323,16 @@ impl IbpParams {
         self.0.split_merge = Some(attempts);
         self
     }
+    /// Recoding Metropolis–Hastings attempts after every sweep (default: as many as the
+    /// split–merge attempts, so `split_merge(0)` turns both off; module `recode`):
+    /// three disjoint features P, Q, B proposed as P ∪ B, Q ∪ B and back, and two disjoint or
+    /// nested features rewritten as another pair with the same row means. They leave the
+    /// posterior unchanged and undo what the split–merge moves cannot: a feature that stands
+    /// for the sum of others held by the rows that hold both.
+    pub fn recode(mut self, attempts: usize) -> Self {
+        self.0.recode = Some(attempts);
+        self
+    }
     /// After its single-entry updates, each row also draws its entries on a block of this
     /// many shared features jointly, from their conditional over all 2^b values (0 or 1:
     /// no block step). The block is drawn uniformly for each row. Two features that take the
@@ -331,6 +347,13 @@ impl IbpParams {
     #[doc(hidden)]
     pub fn split_merge_fault(mut self, fault: Fault) -> Self {
         self.0.fault = fault;
+        self
+    }
+    /// A deliberately wrong acceptance ratio of the recoding move, for the tests that show
+    /// the exact-posterior checks catch it.
+    #[doc(hidden)]
+    pub fn recode_fault(mut self, fault: RecodeFault) -> Self {
+        self.0.recode_fault = fault;
         self
     }
     /// A deliberately wrong weight of the joint block update, for the tests that show the
@@ -476,7 +499,7 @@ impl Model for IbpFit {
     /// The most probable z of each new row given the posterior mean of A, under noise σ_X
     /// and the training rows' feature frequencies P(z_k = 1) = m_k / (N + 1) (the IBP's
     /// predictive probability that one more customer takes dish k; new dishes are not opened).
-    fn predict_z(&self, x: &RowMatrix) -> Result<BinaryMatrix, FitError> {
+    fn predict_z(&self, x: MatrixView<'_>) -> Result<BinaryMatrix, FitError> {
         check_new_rows(x, self.a.n_cols())?;
         let shift = frequency_shift(&self.z.col_sums(), self.n_train, self.sigma_x);
         Ok(assign_rows_shifted(x, &self.a, Some(&shift)))
@@ -497,7 +520,7 @@ pub(crate) fn frequency_shift(m: &[usize], n: usize, sigma: f64) -> Vec<f64> {
 }
 
 /// The standard deviation of all entries of X (about their mean).
-pub fn data_std(x: &RowMatrix) -> f64 {
+pub fn data_std(x: MatrixView<'_>) -> f64 {
     let v = x.as_slice();
     let n = v.len() as f64;
     let mean = v.iter().sum::<f64>() / n;
@@ -538,8 +561,8 @@ impl Chain {
         &mut self,
         x: &RowMatrix,
         h: Hyper,
-        attempts: usize,
-        fault: Fault,
+        attempts: (usize, usize),
+        faults: (Fault, RecodeFault),
         rng: &mut ChaCha8Rng,
     ) {
         let feats = match self {
@@ -547,7 +570,10 @@ impl Chain {
             Chain::Semi(c) => &mut c.feats,
             Chain::Accelerated(c) => &mut c.feats,
         };
-        if split_merge::run(x, feats, &h, attempts, fault, rng) > 0 {
+        if split_merge::run(
+            x, feats, &h, attempts.0, attempts.1, faults.0, faults.1, rng,
+        ) > 0
+        {
             self.set_hyper(x, h);
         }
     }
@@ -557,7 +583,7 @@ impl Fit for IbpValidParams {
     type Model = IbpFit;
 
     /// Runs the chain; `observer` hears of every sweep.
-    fn fit_observed(&self, x: &RowMatrix, observer: &dyn Observer) -> Result<IbpFit, FitError> {
+    fn fit_observed(&self, x: MatrixView<'_>, observer: &dyn Observer) -> Result<IbpFit, FitError> {
         observer.start(self.iterations());
         self.fit_with(x, &mut |_, _| observer.run_finished())
     }
@@ -594,15 +620,10 @@ impl IbpValidParams {
         )
     }
 
-    /// Runs the chain on `x`.
-    pub fn fit(&self, x: &RowMatrix) -> Result<IbpFit, FitError> {
-        self.fit_with(x, &mut |_, _| {})
-    }
-
     /// [`fit`](Self::fit), calling `each(record, z)` after every sweep with the current Z.
     pub fn fit_with(
         &self,
-        x: &RowMatrix,
+        x: MatrixView<'_>,
         each: &mut dyn FnMut(&IbpTraceRecord, &RowMatrix),
     ) -> Result<IbpFit, FitError> {
         self.run(x, None, 0, each)
@@ -612,7 +633,7 @@ impl IbpValidParams {
     /// several draws from stream c; a single chain from stream 0).
     pub(crate) fn fit_stream(
         &self,
-        x: &RowMatrix,
+        x: MatrixView<'_>,
         stream: u64,
         each: &mut dyn FnMut(&IbpTraceRecord, &RowMatrix),
     ) -> Result<IbpFit, FitError> {
@@ -643,19 +664,19 @@ impl IbpValidParams {
                 x.n_cols()
             )));
         }
-        self.run(x, Some(hidden), 0, each)
+        self.run(x.view(), Some(hidden), 0, each)
     }
 
     fn run(
         &self,
-        x: &RowMatrix,
+        x: MatrixView<'_>,
         hidden: Option<&HiddenEntries>,
         stream: u64,
         each: &mut dyn FnMut(&IbpTraceRecord, &RowMatrix),
     ) -> Result<IbpFit, FitError> {
         let mut work = match hidden {
             Some(h) => h.fill_column_means(x),
-            None => x.clone(),
+            None => x.to_owned(),
         };
         check_data(&work)?;
         let (sigma_x, sigma_a) = match (self.sigma_x, self.sigma_a) {
@@ -686,6 +707,7 @@ impl IbpValidParams {
         };
         let (re_alpha, re_sx, re_sa) = self.resampled();
         let split_merge = self.split_merge.unwrap_or(self.base.split_merge);
+        let recode = self.recode.unwrap_or(split_merge);
         // The prior scale of the variances (module `hyper`).
         let scale = visible_std(x, hidden).powi(2);
         let n = x.n_rows();
@@ -727,8 +749,14 @@ impl IbpValidParams {
         for it in 1..=iterations {
             let start = Instant::now();
             chain.sweep(&work, &mut rng);
-            if split_merge > 0 {
-                chain.split_merge(&work, hyper, split_merge, self.fault, &mut rng);
+            if split_merge > 0 || recode > 0 {
+                chain.split_merge(
+                    &work,
+                    hyper,
+                    (split_merge, recode),
+                    (self.fault, self.recode_fault),
+                    &mut rng,
+                );
             }
             let z = chain.feats().to_row_matrix();
             if re_alpha {
@@ -777,11 +805,11 @@ impl IbpValidParams {
 }
 
 /// The standard deviation of the entries of `x` that are not hidden.
-fn visible_std(x: &RowMatrix, hidden: Option<&HiddenEntries>) -> f64 {
+fn visible_std(x: MatrixView<'_>, hidden: Option<&HiddenEntries>) -> f64 {
     match hidden {
         Some(h) => {
             let v = h.visible_values(x);
-            data_std(&RowMatrix::new(v.len(), 1, v))
+            data_std(RowMatrix::new(v.len(), 1, v).view())
         }
         None => data_std(x),
     }
@@ -797,7 +825,7 @@ fn impute(
     hyper: &Hyper,
     rng: &mut ChaCha8Rng,
 ) {
-    let a = a_posterior(work, z, hyper.sigma_x, hyper.sigma_a).draw(rng);
+    let a = a_posterior(work.view(), z, hyper.sigma_x, hyper.sigma_a).draw(rng);
     for &(r, c) in hidden.entries() {
         let mean: f64 = (0..z.n_cols())
             .filter(|&f| z.row(r)[f] != 0.0)
@@ -854,12 +882,12 @@ mod tests {
         // Rows halfway to each feature: least squares ties, so the prior decides: feature 0
         // (p = 3/5 > 1/2) is taken, feature 1 (p = 1/5) is not.
         let x = RowMatrix::from_rows(&[[1.0, 0.0], [0.0, 1.0]]);
-        let got = fit.predict_z(&x).unwrap();
+        let got = fit.predict_z(x.view()).unwrap();
         assert_eq!(got.row(0), &[1, 0]);
         assert_eq!(got.row(1), &[0, 0]);
         // Near a feature the likelihood wins over a small prior: (0, 1.9) takes feature 1.
         let x = RowMatrix::from_rows(&[[0.0, 1.9]]);
-        assert_eq!(fit.predict_z(&x).unwrap().row(0), &[0, 1]);
+        assert_eq!(fit.predict_z(x.view()).unwrap().row(0), &[0, 1]);
         // The shift is σ² logit(m/(N + 1)), and an unheld column counts half a row.
         let s = frequency_shift(&[3, 1, 0], 4, 2.0);
         assert!((s[0] - 4.0 * (1.5f64).ln()).abs() < 1e-12);
@@ -901,7 +929,7 @@ mod tests {
                 .is_err()
         );
         let x = RowMatrix::from_rows(&[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]);
-        let s = data_std(&x);
+        let s = data_std(x.view());
         // The defaults resample σ_X and σ_A (and α) from their starting values.
         let fit = p.fit(&x).unwrap();
         assert_eq!(p.resampled(), (true, true, true));

@@ -13,8 +13,8 @@
 //!   I/σ_A² + 11ᵀ/σ_X², information 1 eᵀ/σ_X².
 
 use super::common::{
-    Hyper, block_log_prior, draw_binary, draw_log_weighted, gray, log_poisson_unnorm,
-    log_prior_flip, pick_block, shuffled,
+    Hyper, block_log_prior, block_prior_terms, draw_binary, draw_log_weighted, gray,
+    log_poisson_unnorm, log_prior_flip, pick_block, shuffled,
 };
 use super::dense::{draw_information, identity};
 use super::model::a_posterior;
@@ -48,7 +48,7 @@ impl SemiCollapsed {
     /// One sweep: A drawn from p(A | Z, X), then the rows in order 0..N.
     pub fn sweep(&mut self, x: &RowMatrix, rng: &mut ChaCha8Rng) {
         let post = a_posterior(
-            x,
+            x.view(),
             &self.feats.to_row_matrix(),
             self.hyper.sigma_x,
             self.hyper.sigma_a,
@@ -103,6 +103,7 @@ impl SemiCollapsed {
                     .iter()
                     .map(|&c| self.feats.m(c) - usize::from(self.feats.get(n, c)))
                     .collect();
+                let terms = block_prior_terms(&m_minus, nn, self.hyper.block_fault);
                 let cur: usize = block
                     .iter()
                     .enumerate()
@@ -123,10 +124,7 @@ impl SemiCollapsed {
                         let bit = (gray(t) ^ gray(t - 1)).trailing_zeros() as usize;
                         toggle(&mut e, bit, cur ^ gray(t), &self.a);
                     }
-                    logw.push(
-                        block_log_prior(&m_minus, cur ^ gray(t), nn, self.hyper.block_fault)
-                            - sq(&e) / (2.0 * sx2),
-                    );
+                    logw.push(block_log_prior(&terms, cur ^ gray(t)) - sq(&e) / (2.0 * sx2));
                 }
                 let pick = draw_log_weighted(&logw, rng);
                 let (last, want) = (cur ^ gray((1 << block.len()) - 1), cur ^ gray(pick));

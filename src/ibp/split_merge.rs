@@ -43,6 +43,7 @@
 use super::common::{BlockFault, Hyper};
 use super::dense::{chol_logdet, chol_solve, cholesky, forward, remove_index};
 use super::model::ln_factorial_table;
+use super::recode::{self, RecodeFault};
 use super::state::Feats;
 use crate::RowMatrix;
 use crate::restarts::random_permutation;
@@ -79,14 +80,14 @@ pub(crate) enum Outcome {
 }
 
 /// ZᵀZ (`K × K`) and ZᵀX (`K × D`) of the current state, with the constants of Eq. 5.
-struct Marginal {
+pub(super) struct Marginal {
     k: usize,
     ztz: Vec<f64>,
     ztx: Vec<f64>,
 }
 
 impl Marginal {
-    fn of(x: &RowMatrix, feats: &Feats) -> Self {
+    pub(super) fn of(x: &RowMatrix, feats: &Feats) -> Self {
         let (n, d, k) = (x.n_rows(), x.n_cols(), feats.k());
         let mut ztz = vec![0.0; k * k];
         let mut ztx = vec![0.0; k * d];
@@ -109,7 +110,7 @@ impl Marginal {
     /// log p(X | Z) up to the terms that do not depend on Z: −(N − K)D log σ_X − KD log σ_A
     /// − (D/2) log det M + ‖L⁻¹ZᵀX‖²/(2σ_X²), M = ZᵀZ + (σ_X²/σ_A²)I = L Lᵀ (Eq. 5 without
     /// −(ND/2) log 2π − ‖X‖²/(2σ_X²)).
-    fn log_lik(&self, d: usize, h: &Hyper) -> f64 {
+    pub(super) fn log_lik(&self, d: usize, h: &Hyper) -> f64 {
         let k = self.k;
         let r = (h.sigma_x / h.sigma_a).powi(2);
         let mut m = self.ztz.clone();
@@ -126,7 +127,13 @@ impl Marginal {
     }
 
     /// The Gram matrices after removing the columns `gone` (increasing) and appending `new`.
-    fn proposal(&self, x: &RowMatrix, feats: &Feats, gone: &[usize], new: &[Vec<u8>]) -> Marginal {
+    pub(super) fn proposal(
+        &self,
+        x: &RowMatrix,
+        feats: &Feats,
+        gone: &[usize],
+        new: &[Vec<u8>],
+    ) -> Marginal {
         let d = x.n_cols();
         let kept: Vec<usize> = (0..self.k).filter(|c| !gone.contains(c)).collect();
         let k2 = kept.len() + new.len();
@@ -216,23 +223,50 @@ impl PairModel {
     }
 
     /// log N(r; zᵀμ, (zᵀΣz + σ_X²) I) up to −(D/2) log 2π, with Σ = P⁻¹, μ = Σh.
+    #[cfg(test)]
     fn log_pred(&self, z: (bool, bool), r: &[f64]) -> f64 {
+        let t = OPTIONS
+            .iter()
+            .position(|&o| o == z)
+            .expect("a valid option");
+        self.log_pred3(r)[t]
+    }
+
+    /// The predictive log densities of [`OPTIONS`] — z = (1, 0), (0, 1), (1, 1) — in one pass
+    /// over the D entries: with m₁ = Σ₀·h and m₂ = Σ₁·h (the rows of Σ times h), the means
+    /// are m₁, m₂ and m₁ + m₂, and the variances Σ₀₀, Σ₁₁ and Σ₀₀ + 2Σ₀₁ + Σ₁₁, plus σ_X².
+    fn log_pred3(&self, r: &[f64]) -> [f64; 3] {
         let [p00, p01, p11] = self.p;
         let det = p00 * p11 - p01 * p01;
         let (s00, s01, s11) = (p11 / det, -p01 / det, p00 / det);
-        let (a, b) = (f64::from(u8::from(z.0)), f64::from(u8::from(z.1)));
-        // g = zᵀΣ; mean_t = g·h_t; var = gᵀz + σ_X².
-        let (g0, g1) = (a * s00 + b * s01, a * s01 + b * s11);
-        let var = g0 * a + g1 * b + self.sx2;
         let d = r.len();
-        let mut sq = 0.0;
-        for (t, v) in r.iter().enumerate() {
-            let e = v - (g0 * self.h[t] + g1 * self.h[d + t]);
-            sq += e * e;
+        let (h0, h1) = self.h.split_at(d);
+        let (mut q1, mut q2, mut q3) = (0.0, 0.0, 0.0);
+        for ((&v, &a), &b) in r.iter().zip(h0).zip(h1) {
+            let m1 = s00 * a + s01 * b;
+            let m2 = s01 * a + s11 * b;
+            let (e1, e2) = (v - m1, v - m2);
+            let e3 = e1 - m2;
+            q1 += e1 * e1;
+            q2 += e2 * e2;
+            q3 += e3 * e3;
         }
-        -0.5 * d as f64 * var.ln() - 0.5 * sq / var
+        let var = [
+            s00 + self.sx2,
+            s11 + self.sx2,
+            s00 + 2.0 * s01 + s11 + self.sx2,
+        ];
+        let df = d as f64;
+        [
+            -0.5 * df * var[0].ln() - 0.5 * q1 / var[0],
+            -0.5 * df * var[1].ln() - 0.5 * q2 / var[1],
+            -0.5 * df * var[2].ln() - 0.5 * q3 / var[2],
+        ]
     }
 }
+
+/// A row's memberships (k₁, k₂) in a split, in the order of [`PairModel::log_pred3`].
+const OPTIONS: [(bool, bool); 3] = [(true, false), (false, true), (true, true)];
 
 /// Draws (or, with `forced`, scores) the allocation of the split: returns each row's
 /// memberships (k₁, k₂) and log q. `rows[0]` is the anchor i, `rows[1]` the anchor j, the
@@ -243,7 +277,6 @@ fn allocate(
     hyper: &Hyper,
     rng: &mut ChaCha8Rng,
 ) -> (Vec<(bool, bool)>, f64) {
-    const ALL: [(bool, bool); 3] = [(true, false), (false, true), (true, true)];
     let d = res[0].len();
     let mut model = PairModel::new(d, hyper);
     let mut alloc = vec![(true, false), (false, true)];
@@ -255,7 +288,16 @@ fn allocate(
                       model: &PairModel,
                       want: Option<(bool, bool)>,
                       rng: &mut ChaCha8Rng| {
-        let lw: Vec<f64> = options.iter().map(|&z| model.log_pred(z, r)).collect();
+        let all = model.log_pred3(r);
+        let lw: Vec<f64> = options
+            .iter()
+            .map(|&z| {
+                all[OPTIONS
+                    .iter()
+                    .position(|&o| o == z)
+                    .expect("a valid option")]
+            })
+            .collect();
         let max = lw.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let w: Vec<f64> = lw.iter().map(|l| (l - max).exp()).collect();
         let total: f64 = w.iter().sum();
@@ -282,7 +324,7 @@ fn allocate(
         options[pick]
     };
     for (t, r) in res.iter().enumerate().skip(2) {
-        let z = choose(&ALL, r, &model, forced.map(|f| f[t]), rng);
+        let z = choose(&OPTIONS, r, &model, forced.map(|f| f[t]), rng);
         model.add(z, r, 1.0);
         alloc.push(z);
     }
@@ -328,26 +370,37 @@ fn log_q_mixture(alloc: &[(bool, bool)], sams: f64) -> f64 {
     max + terms.iter().map(|t| (t - max).exp()).sum::<f64>().ln()
 }
 
-/// Runs `attempts` split–merge attempts on `feats`; returns how many were accepted.
+/// Runs `attempts` split–merge attempts and `recodes` recoding attempts (module `recode`)
+/// on `feats`, interleaved (one of each while both last); returns how many were accepted.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn run(
     x: &RowMatrix,
     feats: &mut Feats,
     hyper: &Hyper,
     attempts: usize,
+    recodes: usize,
     fault: Fault,
+    recode_fault: RecodeFault,
     rng: &mut ChaCha8Rng,
 ) -> usize {
-    if attempts == 0 || x.n_rows() < 2 {
+    if attempts.max(recodes) == 0 || x.n_rows() < 2 {
         return 0;
     }
     let lf = ln_factorial_table(x.n_rows());
     let mut marg = Marginal::of(x, feats);
     let mut ll = marg.log_lik(x.n_cols(), hyper);
     let mut accepted = 0;
-    for _ in 0..attempts {
-        match attempt(x, feats, &mut marg, &mut ll, hyper, &lf, fault, rng) {
-            Outcome::Split | Outcome::Merged => accepted += 1,
-            Outcome::Nothing | Outcome::Rejected => {}
+    for t in 0..attempts.max(recodes) {
+        if t < attempts {
+            match attempt(x, feats, &mut marg, &mut ll, hyper, &lf, fault, rng) {
+                Outcome::Split | Outcome::Merged => accepted += 1,
+                Outcome::Nothing | Outcome::Rejected => {}
+            }
+        }
+        if t < recodes
+            && recode::attempt(x, feats, &mut marg, &mut ll, hyper, &lf, recode_fault, rng)
+        {
+            accepted += 1;
         }
     }
     accepted
@@ -398,12 +451,21 @@ pub fn split_merge_steps_with_fault(
         block: 0,
         block_fault: BlockFault::None,
     };
-    run(x, &mut feats, &h, attempts, fault, rng);
+    run(
+        x,
+        &mut feats,
+        &h,
+        attempts,
+        0,
+        fault,
+        RecodeFault::None,
+        rng,
+    );
     feats.to_row_matrix()
 }
 
 /// log f(m) = log\[(N − m)! (m − 1)! / N!\], one feature's part of Eq. 1.
-fn log_f(m: usize, lf: &[f64]) -> f64 {
+pub(super) fn log_f(m: usize, lf: &[f64]) -> f64 {
     let n = lf.len() - 1;
     lf[n - m] + lf[m - 1] - lf[n]
 }
@@ -585,7 +647,7 @@ mod tests {
             - (n * d) as f64 * h.sigma_x.ln()
             - total / (2.0 * h.sigma_x * h.sigma_x);
         let marg = Marginal::of(&g.x, &feats);
-        let want = collapsed_log_lik(&g.x, &feats.to_row_matrix(), h.sigma_x, h.sigma_a);
+        let want = collapsed_log_lik(g.x.view(), &feats.to_row_matrix(), h.sigma_x, h.sigma_a);
         assert!((marg.log_lik(d, &h) + constant - want).abs() < 1e-9);
         // Remove columns 0 and 2, add their union and a column of rows 0..5.
         assert!(feats.k() >= 3);
@@ -608,7 +670,8 @@ mod tests {
         let (kept, mean) = marg.mean_without(&[1], d, &h);
         let mut f3 = feats.clone();
         f3.remove(1);
-        let post = crate::ibp::model::a_posterior(&g.x, &f3.to_row_matrix(), h.sigma_x, h.sigma_a);
+        let post =
+            crate::ibp::model::a_posterior(g.x.view(), &f3.to_row_matrix(), h.sigma_x, h.sigma_a);
         assert_eq!(kept.len(), feats.k() - 1);
         for (a, b) in mean.iter().zip(post.mean.as_slice()) {
             assert!((a - b).abs() < 1e-10);
@@ -634,7 +697,7 @@ mod tests {
             z3.row_mut(t)[0] = f64::from(u8::from(z.0));
             z3.row_mut(t)[1] = f64::from(u8::from(z.1));
         }
-        let base = collapsed_log_lik(&x3, &z3, h.sigma_x, h.sigma_a);
+        let base = collapsed_log_lik(x3.view(), &z3, h.sigma_x, h.sigma_a);
         let x4 = RowMatrix::from_rows(&rows);
         for z in zs {
             let mut z4 = RowMatrix::zeros(4, 2);
@@ -643,7 +706,7 @@ mod tests {
             }
             z4.row_mut(3)[0] = f64::from(u8::from(z.0));
             z4.row_mut(3)[1] = f64::from(u8::from(z.1));
-            let direct = collapsed_log_lik(&x4, &z4, h.sigma_x, h.sigma_a) - base
+            let direct = collapsed_log_lik(x4.view(), &z4, h.sigma_x, h.sigma_a) - base
                 + 1.5 * std::f64::consts::TAU.ln();
             let fast = model.log_pred(z, &rows[3]);
             assert!((direct - fast).abs() < 1e-10, "{z:?}: {direct} vs {fast}");

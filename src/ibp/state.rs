@@ -50,6 +50,11 @@ impl Feats {
         self.m[k]
     }
 
+    /// Column k: entry n is 1 when row n holds feature k, else 0.
+    pub fn col(&self, k: usize) -> &[u8] {
+        &self.cols[k]
+    }
+
     pub fn get(&self, n: usize, k: usize) -> bool {
         self.cols[k][n] != 0
     }

@@ -38,7 +38,17 @@ where
 {
     let block = block.max(1);
     let n_blocks = n.div_ceil(block);
-    let wave = 4 * rayon::current_num_threads().max(1);
+    let threads = rayon::current_num_threads().max(1);
+    // One block, or one thread: map and fold in turn, without rayon's set-up (the same
+    // partials folded in the same order).
+    if threads == 1 || n_blocks <= 1 {
+        for b in 0..n_blocks {
+            let start = b * block;
+            fold(map(b, start, (start + block).min(n)));
+        }
+        return;
+    }
+    let wave = 4 * threads;
     let mut first = 0;
     while first < n_blocks {
         let last = (first + wave).min(n_blocks);

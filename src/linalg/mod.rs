@@ -14,6 +14,7 @@ pub use blocks::{
 };
 pub use nearest::{Nearest, nearest_rows, nearest_rows_in_block};
 
+use crate::MatrixView;
 use crate::RowMatrix;
 use faer::{Accum, MatMut, MatRef, Par};
 use rayon::prelude::*;
@@ -64,6 +65,129 @@ pub fn sq_dist(a: &[f64], b: &[f64]) -> f64 {
     s
 }
 
+/// x_i · c for the rows x_i of `x` (row-major, `c.len()` columns) into `out`, one per row:
+/// row by row the operations and their order of [`dot`] (`dot(x_i, c)`), so the same bits,
+/// four rows at a time (see [`sq_dists_to`]).
+pub fn dots_to(x: &[f64], c: &[f64], out: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        return unsafe { dots_to_avx2(x, c, out) };
+    }
+    dots_to_body(x, c, out);
+}
+
+/// [`dots_to`] compiled with AVX2: the same operations (no FMA), four lanes wide.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn dots_to_avx2(x: &[f64], c: &[f64], out: &mut [f64]) {
+    dots_to_body(x, c, out);
+}
+
+#[inline(always)]
+fn dots_to_body(x: &[f64], c: &[f64], out: &mut [f64]) {
+    let d = c.len();
+    let n = out.len();
+    debug_assert_eq!(x.len(), n * d);
+    let chunks = d / 4;
+    let mut i = 0;
+    while i + 4 <= n {
+        let rows = &x[i * d..(i + 4) * d];
+        let (r0, rest) = rows.split_at(d);
+        let (r1, rest) = rest.split_at(d);
+        let (r2, r3) = rest.split_at(d);
+        let mut acc = [[0.0f64; 4]; 4];
+        for q in 0..chunks {
+            let j = 4 * q;
+            let cj = &c[j..j + 4];
+            for (t, r) in [r0, r1, r2, r3].into_iter().enumerate() {
+                let rj = &r[j..j + 4];
+                acc[t][0] += rj[0] * cj[0];
+                acc[t][1] += rj[1] * cj[1];
+                acc[t][2] += rj[2] * cj[2];
+                acc[t][3] += rj[3] * cj[3];
+            }
+        }
+        for (t, r) in [r0, r1, r2, r3].into_iter().enumerate() {
+            let a = &acc[t];
+            let mut s = (a[0] + a[1]) + (a[2] + a[3]);
+            for j in 4 * chunks..d {
+                s += r[j] * c[j];
+            }
+            out[i + t] = s;
+        }
+        i += 4;
+    }
+    for ii in i..n {
+        out[ii] = dot(&x[ii * d..(ii + 1) * d], c);
+    }
+}
+
+/// ‖x_i − c‖² for the rows x_i of `x` (row-major, `c.len()` columns) into `out`, one per
+/// row: row by row the operations and their order of [`sq_dist`], so the same bits, but four
+/// rows at a time, so that their independent sums overlap in the pipeline instead of each
+/// waiting on its own previous addition (one row alone is bound by the latency of its four
+/// running sums).
+pub fn sq_dists_to(x: &[f64], c: &[f64], out: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        return unsafe { sq_dists_to_avx2(x, c, out) };
+    }
+    sq_dists_to_body(x, c, out);
+}
+
+/// [`sq_dists_to`] compiled with AVX2: the same operations (no FMA), four lanes wide.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn sq_dists_to_avx2(x: &[f64], c: &[f64], out: &mut [f64]) {
+    sq_dists_to_body(x, c, out);
+}
+
+#[inline(always)]
+fn sq_dists_to_body(x: &[f64], c: &[f64], out: &mut [f64]) {
+    let d = c.len();
+    let n = out.len();
+    debug_assert_eq!(x.len(), n * d);
+    let chunks = d / 4;
+    let mut i = 0;
+    while i + 4 <= n {
+        let rows = &x[i * d..(i + 4) * d];
+        let (r0, rest) = rows.split_at(d);
+        let (r1, rest) = rest.split_at(d);
+        let (r2, r3) = rest.split_at(d);
+        let mut acc = [[0.0f64; 4]; 4];
+        for q in 0..chunks {
+            let j = 4 * q;
+            let cj = &c[j..j + 4];
+            for (t, r) in [r0, r1, r2, r3].into_iter().enumerate() {
+                let rj = &r[j..j + 4];
+                let d0 = rj[0] - cj[0];
+                let d1 = rj[1] - cj[1];
+                let d2 = rj[2] - cj[2];
+                let d3 = rj[3] - cj[3];
+                acc[t][0] += d0 * d0;
+                acc[t][1] += d1 * d1;
+                acc[t][2] += d2 * d2;
+                acc[t][3] += d3 * d3;
+            }
+        }
+        for (t, r) in [r0, r1, r2, r3].into_iter().enumerate() {
+            let a = &acc[t];
+            let mut s = (a[0] + a[1]) + (a[2] + a[3]);
+            for j in 4 * chunks..d {
+                let e = r[j] - c[j];
+                s += e * e;
+            }
+            out[i + t] = s;
+        }
+        i += 4;
+    }
+    for ii in i..n {
+        out[ii] = sq_dist(&x[ii * d..(ii + 1) * d], c);
+    }
+}
+
 /// ‖a‖².
 #[inline]
 pub fn sq_norm(a: &[f64]) -> f64 {
@@ -81,7 +205,7 @@ pub fn axpy(alpha: f64, x: &[f64], y: &mut [f64]) {
 
 /// ‖x_n‖² for every row, in parallel (each value is computed alone, so the result is exact
 /// and independent of the thread count).
-pub fn row_sq_norms(x: &RowMatrix) -> Vec<f64> {
+pub fn row_sq_norms(x: MatrixView<'_>) -> Vec<f64> {
     let d = x.n_cols();
     if d == 0 {
         return vec![0.0; x.n_rows()];
@@ -113,7 +237,7 @@ pub fn gemm_xat(dst: &mut [f64], xb: &[f64], b: usize, a: &RowMatrix) {
 }
 
 /// The mean of all rows of `x` (zero for no rows).
-pub fn mean_row(x: &RowMatrix) -> Vec<f64> {
+pub fn mean_row(x: MatrixView<'_>) -> Vec<f64> {
     let d = x.n_cols();
     let mut m = vec![0.0; d];
     // Partial sums per fixed block, added in block order: parallel, same bits for any pool.
@@ -164,6 +288,47 @@ mod tests {
         axpy(2.0, &a, &mut y);
         assert_eq!(y, [7.0, 8.0, 9.0, 10.0, 11.0]);
         let x = RowMatrix::from_rows(&[[3.0, 4.0], [1.0, 1.0]]);
-        assert_eq!(row_sq_norms(&x), vec![25.0, 2.0]);
+        assert_eq!(row_sq_norms(x.view()), vec![25.0, 2.0]);
+    }
+
+    #[test]
+    fn four_rows_at_a_time_give_the_bits_of_one_at_a_time() {
+        for d in 0..13 {
+            for n in 0..10 {
+                let x: Vec<f64> = (0..n * d)
+                    .map(|i| ((i * 37 % 23) as f64).sqrt() - 2.1)
+                    .collect();
+                let c: Vec<f64> = (0..d).map(|j| (j as f64 * 0.7).sin()).collect();
+                // The dispatched kernel (AVX2 where the CPU has it) and the portable body.
+                let mut body = vec![f64::NAN; n];
+                sq_dists_to_body(&x, &c, &mut body);
+                let mut out = vec![f64::NAN; n];
+                sq_dists_to(&x, &c, &mut out);
+                assert_eq!(out, body);
+                dots_to_body(&x, &c, &mut body);
+                for i in 0..n {
+                    let want = sq_dist(&x[i * d..(i + 1) * d], &c);
+                    assert_eq!(out[i].to_bits(), want.to_bits(), "d {d} n {n} row {i}");
+                    if d > 0 {
+                        let zero = vec![0.0; d];
+                        let mut one = [0.0];
+                        sq_dists_to(&x[i * d..(i + 1) * d], &zero, &mut one);
+                        let norm = sq_norm(&x[i * d..(i + 1) * d]);
+                        assert_eq!(one[0].to_bits(), norm.to_bits(), "d {d} row {i}");
+                    }
+                }
+                dots_to(&x, &c, &mut out);
+                assert_eq!(out, body);
+                for i in 0..n {
+                    let want = dot(&x[i * d..(i + 1) * d], &c);
+                    assert_eq!(out[i].to_bits(), want.to_bits(), "dot: d {d} n {n} row {i}");
+                    if d > 0 {
+                        // Operands swapped: the products are the same, so the bits too.
+                        let swapped = dot(&c, &x[i * d..(i + 1) * d]);
+                        assert_eq!(out[i].to_bits(), swapped.to_bits());
+                    }
+                }
+            }
+        }
     }
 }

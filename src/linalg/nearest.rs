@@ -3,6 +3,7 @@
 //! stays `GEMM_ROWS × K` per thread and the full `N × K` distance matrix never exists.
 
 use super::{BLOCK_ROWS, GEMM_ROWS, gemm_xat};
+use crate::MatrixView;
 use crate::RowMatrix;
 use rayon::prelude::*;
 
@@ -149,7 +150,7 @@ fn argmin_shifted(norms: &[f64], g: &[f64]) -> (usize, f64) {
 
 /// Nearest center for every row of `x`, in parallel over row blocks.
 pub fn nearest_rows(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     x_norms: &[f64],
     centers: &RowMatrix,
     center_norms: &[f64],
@@ -187,7 +188,12 @@ mod tests {
             (0..1800).map(|i| ((i * 37 % 101) as f64) / 10.0).collect(),
         );
         let c = RowMatrix::from_rows(&[[1.0, 2.0, 3.0], [5.0, 5.0, 5.0], [9.0, 0.0, 1.0]]);
-        let got = nearest_rows(&x, &row_sq_norms(&x), &c, &row_sq_norms(&c));
+        let got = nearest_rows(
+            x.view(),
+            &row_sq_norms(x.view()),
+            &c,
+            &row_sq_norms(c.view()),
+        );
         for (i, g) in got.iter().enumerate() {
             let d: Vec<f64> = c.rows().map(|cr| sq_dist(x.row(i), cr)).collect();
             let min = d.iter().cloned().fold(f64::INFINITY, f64::min);
@@ -219,6 +225,6 @@ mod tests {
     fn no_centers_means_no_label() {
         let x = RowMatrix::from_rows(&[[1.0]]);
         let c = RowMatrix::zeros(0, 1);
-        assert_eq!(nearest_rows(&x, &[1.0], &c, &[]), vec![Nearest::NONE]);
+        assert_eq!(nearest_rows(x.view(), &[1.0], &c, &[]), vec![Nearest::NONE]);
     }
 }

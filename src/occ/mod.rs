@@ -95,7 +95,7 @@ impl<M: crate::Model> crate::Model for OccFit<M> {
     fn stop(&self) -> crate::Stop {
         self.model.stop()
     }
-    fn predict_z(&self, x: &crate::RowMatrix) -> Result<crate::BinaryMatrix, crate::FitError> {
+    fn predict_z(&self, x: crate::MatrixView<'_>) -> Result<crate::BinaryMatrix, crate::FitError> {
         self.model.predict_z(x)
     }
 }

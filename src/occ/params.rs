@@ -3,12 +3,12 @@
 //! the iteration cap. `OccDpMeans::params(P)` and `OccBpMeans::params(P)` start the builder.
 
 use super::{OccBpMeans, OccDpMeans, OccFit, OccOfl, check_blocks, even_blocks};
+use crate::MatrixView;
 use crate::clustering::Clustering;
 use crate::error::{FitError, ParamError, check_penalty};
 use crate::features::FeatureModel;
 use crate::model::{Fit, Model};
 use crate::restarts::Observer;
-use crate::{MatrixView, RowMatrix};
 use std::marker::PhantomData;
 use std::ops::Range;
 
@@ -37,9 +37,13 @@ pub trait OccAlgo: Sized {
 impl<A: OccAlgo> Fit for OccValidParams<A> {
     type Model = A::Model;
 
-    fn fit_observed(&self, x: &RowMatrix, observer: &dyn Observer) -> Result<A::Model, FitError> {
+    fn fit_observed(
+        &self,
+        x: MatrixView<'_>,
+        observer: &dyn Observer,
+    ) -> Result<A::Model, FitError> {
         observer.start(1);
-        let fit = A::run(self, x.view())?;
+        let fit = A::run(self, x)?;
         observer.run_finished();
         Ok(fit.model)
     }

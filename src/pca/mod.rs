@@ -155,7 +155,7 @@ impl PcaParams {
         if x.as_slice().iter().any(|v| !v.is_finite()) {
             return Err(PcaError::NonFinite);
         }
-        let mean = mean_row(x);
+        let mean = mean_row(x.view());
         let method = self.resolve(n, d);
         let (components, singular_values) = match method {
             PcaMethod::Svd => exact::by_svd(x, &mean, k)?,

@@ -13,6 +13,7 @@
 //! than P. Sums and counts are kept
 //! per cluster, so a move costs O(D) after the O(K D) search.
 
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::linalg::{axpy, sq_dist};
 
@@ -28,7 +29,7 @@ pub(crate) struct Partition {
 
 impl Partition {
     /// Builds the state for `labels` (any values in `0..k`).
-    pub fn new(x: &RowMatrix, labels: Vec<usize>, k: usize) -> Self {
+    pub fn new(x: MatrixView<'_>, labels: Vec<usize>, k: usize) -> Self {
         let d = x.n_cols();
         let mut counts = vec![0; k];
         let mut sums = RowMatrix::zeros(k, d);
@@ -67,7 +68,7 @@ impl Partition {
     }
 
     /// Moves row n to cluster `to` (`None`: a new cluster).
-    fn move_row(&mut self, x: &RowMatrix, n: usize, to: Option<usize>) {
+    fn move_row(&mut self, x: MatrixView<'_>, n: usize, to: Option<usize>) {
         let from = self.labels[n];
         self.counts[from] -= 1;
         axpy(-1.0, x.row(n), self.sums.row_mut(from));
@@ -104,7 +105,13 @@ impl Partition {
     /// strictly cheaper and is not scored. Candidates are visited in the same order, so the
     /// sweep makes exactly the moves of the unpruned one. The distances between means are
     /// kept up to date after every move (O(K D) per move, against O(K D) per row unpruned).
-    pub fn sweep(&mut self, x: &RowMatrix, order: &[usize], penalty: f64, k_max: usize) -> usize {
+    pub fn sweep(
+        &mut self,
+        x: MatrixView<'_>,
+        order: &[usize],
+        penalty: f64,
+        k_max: usize,
+    ) -> usize {
         let mut between = self.mean_distances();
         let mut moves = 0;
         for &n in order {
@@ -225,7 +232,7 @@ impl Partition {
     /// member farthest from the mean, then the member farthest from that one; ties to the
     /// lowest row) and applies each split that lowers the objective, i.e. whose drop in the
     /// sum of squares exceeds P. Respects `k_max`. Returns the number of splits.
-    pub fn split_while_better(&mut self, x: &RowMatrix, penalty: f64, k_max: usize) -> usize {
+    pub fn split_while_better(&mut self, x: MatrixView<'_>, penalty: f64, k_max: usize) -> usize {
         let mut members: Vec<Vec<usize>> = vec![Vec::new(); self.counts.len()];
         for (n, &c) in self.labels.iter().enumerate() {
             members[c].push(n);
@@ -309,7 +316,7 @@ impl Partition {
                 best = Some(None);
             }
             if let Some(to) = best {
-                self.move_row(x, n, to);
+                self.move_row(x.view(), n, to);
                 moves += 1;
             }
         }
@@ -320,7 +327,7 @@ impl Partition {
 /// Splits `rows` (mean `mean`) in two by at most 20 Lloyd steps from deterministic seeds.
 /// Returns which rows go to the second part and the drop in the sum of squares, or `None`
 /// when the rows cannot be split (all identical).
-fn two_means(x: &RowMatrix, rows: &[usize], mean: &[f64]) -> Option<(Vec<bool>, f64)> {
+fn two_means(x: MatrixView<'_>, rows: &[usize], mean: &[f64]) -> Option<(Vec<bool>, f64)> {
     let farthest = |from: &[f64]| {
         let mut best = (rows[0], -1.0);
         for &n in rows {
@@ -400,11 +407,11 @@ mod tests {
             let order: Vec<usize> = (0..n).rev().collect();
             let penalty = [0.5, 2.0, 8.0][seed as usize % 3];
             let (mut p, mut q) = (
-                Partition::new(&x, labels.clone(), k),
-                Partition::new(&x, labels, k),
+                Partition::new(x.view(), labels.clone(), k),
+                Partition::new(x.view(), labels, k),
             );
             for _ in 0..6 {
-                let moved = p.sweep(&x, &order, penalty, 5);
+                let moved = p.sweep(x.view(), &order, penalty, 5);
                 assert_eq!(
                     moved,
                     q.sweep_unpruned(&x, &order, penalty, 5),

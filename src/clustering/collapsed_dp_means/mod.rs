@@ -7,7 +7,7 @@
 mod descent;
 mod run;
 
-use crate::RowMatrix;
+use crate::MatrixView;
 use crate::clustering::model::ClusterRun;
 pub use run::collapsed_dp_means_run;
 pub(crate) use run::{DescentConfig, descend, descent_to_run};
@@ -16,7 +16,7 @@ pub(crate) use run::{DescentConfig, descend, descent_to_run};
 /// lowers the collapsed objective (equal to the DP-means objective once means are cluster
 /// means). The refinement's sweeps are added to the run's iterations and trace.
 pub fn refine(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     run: ClusterRun,
     penalty: f64,
     k_max: usize,

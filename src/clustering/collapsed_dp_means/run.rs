@@ -1,7 +1,7 @@
 //! One run of collapsed DP-means, and the same descent used to refine any clustering.
 
 use super::descent::Partition;
-use crate::RowMatrix;
+use crate::MatrixView;
 use crate::clustering::model::ClusterRun;
 use crate::clustering::objective::{cluster_means, collapsed_dp_means_objective};
 
@@ -31,7 +31,7 @@ pub(crate) struct Descent {
 /// moves nothing; with `merges` (the refinement), then the best merges while they pay, or
 /// else splits that pay, and again sweeps, until nothing changes. At most `max_sweeps` sweeps.
 pub(crate) fn descend(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     labels: Vec<usize>,
     k: usize,
     order: &[usize],
@@ -75,7 +75,7 @@ pub(crate) fn descend(
 
 /// One collapsed DP-means run: all rows start in one cluster, then `descend`.
 pub fn collapsed_dp_means_run(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     penalty: f64,
     k_max: usize,
     max_iter: usize,
@@ -102,7 +102,7 @@ pub fn collapsed_dp_means_run(
 }
 
 /// Packs a finished descent as a run: means are the exact cluster means.
-pub(crate) fn descent_to_run(x: &RowMatrix, desc: Descent, penalty: f64) -> ClusterRun {
+pub(crate) fn descent_to_run(x: MatrixView<'_>, desc: Descent, penalty: f64) -> ClusterRun {
     let means = cluster_means(x, &desc.labels, desc.k);
     let objective = collapsed_dp_means_objective(x, &desc.labels, penalty);
     ClusterRun {

@@ -3,7 +3,7 @@
 //! Eq. 12 with a cap on K). Also the shared parameters of collapsed DP-means.
 //!
 //! ```
-//! use madbayes::{Model, RowMatrix, clustering::DpMeans};
+//! use madbayes::{Fit, Model, RowMatrix, clustering::DpMeans};
 //! let x = RowMatrix::from_rows(&[[0.0], [0.2], [10.0], [10.2], [20.0]]);
 //! let fit = DpMeans::params(4.0).seed(1).check()?.fit(&x)?;
 //! assert_eq!(fit.k(), 3);

@@ -1,13 +1,13 @@
 //! Parameters of DP-means and collapsed DP-means (shared), their checks, and fitting.
 
 use super::dp_means_run;
-use crate::RowMatrix;
+use crate::MatrixView;
 use crate::clustering::center::{prepare, shift_means};
 use crate::clustering::collapsed_dp_means::{collapsed_dp_means_run, refine};
 use crate::clustering::model::Clustering;
 use crate::error::{FitError, ParamError, check_data, check_penalty};
 use crate::model::Fit;
-use crate::restarts::{Observer, Silent, best_of_runs, random_permutation};
+use crate::restarts::{Observer, best_of_runs, random_permutation};
 use rand_chacha::ChaCha8Rng;
 
 /// Which DP-means algorithm to run.
@@ -131,7 +131,11 @@ impl DpMeansParams {
 impl Fit for DpMeansValidParams {
     type Model = Clustering;
 
-    fn fit_observed(&self, x: &RowMatrix, observer: &dyn Observer) -> Result<Clustering, FitError> {
+    fn fit_observed(
+        &self,
+        x: MatrixView<'_>,
+        observer: &dyn Observer,
+    ) -> Result<Clustering, FitError> {
         self.fit_with(x, observer)
     }
 }
@@ -142,13 +146,12 @@ impl DpMeansValidParams {
         self.penalty
     }
 
-    /// Fits on `x`: R restarts in parallel on the current rayon pool, the best returned.
-    pub fn fit(&self, x: &RowMatrix) -> Result<Clustering, FitError> {
-        self.fit_with(x, &Silent)
-    }
-
     /// [`fit`](Self::fit), reporting progress to `observer`.
-    pub fn fit_with(&self, x: &RowMatrix, observer: &dyn Observer) -> Result<Clustering, FitError> {
+    pub fn fit_with(
+        &self,
+        x: MatrixView<'_>,
+        observer: &dyn Observer,
+    ) -> Result<Clustering, FitError> {
         check_data(x)?;
         let n = x.n_rows();
         if let Some(k) = self.k_max

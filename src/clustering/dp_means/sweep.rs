@@ -17,6 +17,7 @@
 //! mean is left by most rows); once a wave opens few clusters, a delayed base pass against
 //! all clusters so far takes over, so the remaining rows are not gathered in visiting order.
 
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::clustering::model::ClusterRun;
 use crate::clustering::objective::dp_means_objective;
@@ -49,7 +50,7 @@ const DELAYED_BASE_RATIO: usize = 64;
 /// need no pass of their own. The first sweep starts from the single mean of X, which most
 /// rows leave: it is searched like a cluster opened during the sweep, with no base pass.
 pub fn dp_means_run(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     x_norms: &[f64],
     start: &[f64],
     penalty: f64,
@@ -156,7 +157,7 @@ pub fn dp_means_run(
                 d,
                 current.rows_slice(k_base, k_snap).to_vec(),
             );
-            let opened_norms = row_sq_norms(&opened);
+            let opened_norms = row_sq_norms(opened.view());
             ordered_block_reduce(
                 wave_end - wave_start,
                 BLOCK_ROWS,
@@ -257,13 +258,13 @@ struct BasePass {
 ///
 /// [`sum_of_squares`]: crate::clustering::objective::sum_of_squares
 fn base_pass(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     x_norms: &[f64],
     means: &RowMatrix,
     skip_sums: Option<&[bool]>,
 ) -> BasePass {
     let (k, d) = (means.n_rows(), means.n_cols());
-    let m_norms = row_sq_norms(means);
+    let m_norms = row_sq_norms(means.view());
     let mut out = BasePass {
         nearest: Vec::with_capacity(x.n_rows()),
         cost: 0.0,
@@ -408,11 +409,11 @@ mod tests {
     fn base_pass_cost_is_the_sum_of_squares_bit_for_bit() {
         let x = data(3 * BLOCK_ROWS + 17);
         let c = RowMatrix::from_rows(&[[1.0, 2.0, 3.0], [5.0, 5.0, 5.0], [9.0, 0.0, 1.0]]);
-        let pass = base_pass(&x, &row_sq_norms(&x), &c, None);
+        let pass = base_pass(x.view(), &row_sq_norms(x.view()), &c, None);
         let labels: Vec<usize> = pass.nearest.iter().map(|nr| nr.label).collect();
         assert_eq!(
             pass.cost.to_bits(),
-            sum_of_squares(&x, &labels, &c).to_bits()
+            sum_of_squares(x.view(), &labels, &c).to_bits()
         );
         for (i, nr) in pass.nearest.iter().enumerate() {
             let best = c
@@ -422,7 +423,7 @@ mod tests {
             assert!(sq_dist(x.row(i), c.row(nr.label)) <= best + 1e-9);
         }
         let means = pass.sums.into_means(3);
-        let want = cluster_means(&x, &labels, 3);
+        let want = cluster_means(x.view(), &labels, 3);
         for (a, b) in means.as_slice().iter().zip(want.as_slice()) {
             assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()));
         }
@@ -448,7 +449,7 @@ mod tests {
         labels[9] = 1;
         assert_eq!(acc.counts, vec![6, 3, 0, 0, 1]);
         let means = acc.into_means(5);
-        let want = cluster_means(&x, &labels, 5);
+        let want = cluster_means(x.view(), &labels, 5);
         for (a, b) in means.as_slice().iter().zip(want.as_slice()) {
             assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()), "{a} vs {b}");
         }

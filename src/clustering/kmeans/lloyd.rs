@@ -6,6 +6,7 @@
 //! count) and divided into the new means. Cost per iteration O(N K D), memory O(K D) per
 //! block in flight.
 
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::clustering::model::ClusterRun;
 use crate::clustering::objective::sum_of_squares;
@@ -28,13 +29,13 @@ pub(crate) struct BlockPass {
 /// Assigns every row to its nearest mean and accumulates the new cluster sums, in one pass.
 /// `fold` receives the block partials in block order.
 pub(crate) fn assign_and_sum(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     x_norms: &[f64],
     means: &RowMatrix,
     mut fold: impl FnMut(usize, BlockPass),
 ) {
     let (k, d) = (means.n_rows(), means.n_cols());
-    let m_norms = row_sq_norms(means);
+    let m_norms = row_sq_norms(means.view());
     ordered_block_reduce(
         x.n_rows(),
         BLOCK_ROWS,
@@ -79,7 +80,7 @@ pub(crate) fn assign_and_sum(
 /// makes the labels the nearest means of the returned means. The reported objective is
 /// recomputed exactly from the returned labels and means; `trace[t]` is the objective of
 /// iteration t's labels against the means they were assigned to (non-increasing).
-pub fn lloyd(x: &RowMatrix, x_norms: &[f64], init: RowMatrix, max_iter: usize) -> ClusterRun {
+pub fn lloyd(x: MatrixView<'_>, x_norms: &[f64], init: RowMatrix, max_iter: usize) -> ClusterRun {
     let (n, d) = (x.n_rows(), x.n_cols());
     let k = init.n_rows();
     let mut means = init;
@@ -124,7 +125,7 @@ pub fn lloyd(x: &RowMatrix, x_norms: &[f64], init: RowMatrix, max_iter: usize) -
         relocate_empty(x, &labels, &counts, &mut means);
     }
     if !converged {
-        let nearest = nearest_rows(x, x_norms, &means, &row_sq_norms(&means));
+        let nearest = nearest_rows(x, x_norms, &means, &row_sq_norms(means.view()));
         labels = nearest.into_iter().map(|nr| nr.label).collect();
     }
     let objective = sum_of_squares(x, &labels, &means);
@@ -144,7 +145,7 @@ pub fn lloyd(x: &RowMatrix, x_norms: &[f64], init: RowMatrix, max_iter: usize) -
 /// Taking a row that is alone in its cluster would be useless: that cluster's new mean *is*
 /// the row, so the row ties between the two means, stays, and the run can stop with an empty
 /// cluster. A cluster of m members can spare m − 1 rows, and N ≥ K guarantees enough spares.
-fn relocate_empty(x: &RowMatrix, labels: &[usize], counts: &[usize], means: &mut RowMatrix) {
+fn relocate_empty(x: MatrixView<'_>, labels: &[usize], counts: &[usize], means: &mut RowMatrix) {
     let empty: Vec<usize> = (0..counts.len()).filter(|&j| counts[j] == 0).collect();
     if empty.is_empty() {
         return;
@@ -176,7 +177,7 @@ mod tests {
         // (0, alone in cluster 0) must not be taken, or the run stops with K − 1 clusters.
         let x = RowMatrix::from_rows(&[[0.0], [1.0], [2.0], [10.0]]);
         let init = RowMatrix::from_rows(&[[-5.0], [5.0], [40.0]]);
-        let run = lloyd(&x, &row_sq_norms(&x), init, 100);
+        let run = lloyd(x.view(), &row_sq_norms(x.view()), init, 100);
         assert!(run.converged);
         let mut used = vec![false; 3];
         run.labels.iter().for_each(|&c| used[c] = true);

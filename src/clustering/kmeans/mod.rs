@@ -3,7 +3,7 @@
 //! iterations; the best of R restarts is returned.
 //!
 //! ```
-//! use madbayes::{Model, RowMatrix, clustering::KMeans};
+//! use madbayes::{Fit, Model, RowMatrix, clustering::KMeans};
 //! let x = RowMatrix::from_rows(&[[0.0, 0.0], [0.1, 0.0], [5.0, 5.0], [5.1, 5.0]]);
 //! let fit = KMeans::params(2).restarts(4).seed(7).check()?.fit(&x)?;
 //! assert_eq!(fit.k(), 2);

@@ -1,12 +1,13 @@
 //! Parameters of K-means, their checks, and the fit entry points.
 
 use super::{kmeans_plus_plus, lloyd};
+use crate::MatrixView;
 use crate::clustering::center::{prepare, shift_means};
 use crate::clustering::model::Clustering;
 use crate::error::{FitError, ParamError, check_data};
 use crate::linalg::axpy;
 use crate::model::Fit;
-use crate::restarts::{Observer, Silent, best_of_runs};
+use crate::restarts::{Observer, best_of_runs};
 use crate::{RowMatrix, restarts};
 
 /// Restarts of K-means unless [`KMeansParams::restarts`] says otherwise.
@@ -78,7 +79,11 @@ impl KMeansParams {
 impl Fit for KMeansValidParams {
     type Model = Clustering;
 
-    fn fit_observed(&self, x: &RowMatrix, observer: &dyn Observer) -> Result<Clustering, FitError> {
+    fn fit_observed(
+        &self,
+        x: MatrixView<'_>,
+        observer: &dyn Observer,
+    ) -> Result<Clustering, FitError> {
         self.fit_with(x, observer)
     }
 }
@@ -89,13 +94,12 @@ impl KMeansValidParams {
         self.k
     }
 
-    /// Fits on `x`: R restarts in parallel on the current rayon pool, the best returned.
-    pub fn fit(&self, x: &RowMatrix) -> Result<Clustering, FitError> {
-        self.fit_with(x, &Silent)
-    }
-
     /// [`fit`](Self::fit), reporting progress to `observer`.
-    pub fn fit_with(&self, x: &RowMatrix, observer: &dyn Observer) -> Result<Clustering, FitError> {
+    pub fn fit_with(
+        &self,
+        x: MatrixView<'_>,
+        observer: &dyn Observer,
+    ) -> Result<Clustering, FitError> {
         check_data(x)?;
         if self.k > x.n_rows() {
             return Err(FitError::KTooLarge {
@@ -122,7 +126,11 @@ impl KMeansValidParams {
     /// # Panics
     /// When `init` does not have K rows and D columns.
     #[track_caller]
-    pub fn fit_from_means(&self, x: &RowMatrix, init: &RowMatrix) -> Result<Clustering, FitError> {
+    pub fn fit_from_means(
+        &self,
+        x: MatrixView<'_>,
+        init: &RowMatrix,
+    ) -> Result<Clustering, FitError> {
         check_data(x)?;
         assert_eq!(
             init.n_cols(),

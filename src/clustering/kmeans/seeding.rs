@@ -11,6 +11,7 @@
 //! candidate's chunk sums: the chunk first, then the row inside it, so a draw reads a few
 //! hundred numbers instead of all N.
 
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::linalg::{BLOCK_ROWS, sq_norm};
 use rand::RngExt;
@@ -32,7 +33,7 @@ const GROUP: usize = 4;
 
 /// Chooses `k` initial means among the rows of `x` (`x_norms[n] = ‖x_n‖²`).
 pub fn kmeans_plus_plus(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     x_norms: &[f64],
     k: usize,
     rng: &mut ChaCha8Rng,
@@ -92,7 +93,7 @@ impl SeedState {
 
     /// One pass: first `closest` takes candidate `kept`'s values of the last pass (if any),
     /// then every row's min(D(x)², ‖x − c‖²) for each candidate row `cand[t]`.
-    fn pass(&mut self, x: &RowMatrix, x_norms: &[f64], cand: &[usize], kept: Option<usize>) {
+    fn pass(&mut self, x: MatrixView<'_>, x_norms: &[f64], cand: &[usize], kept: Option<usize>) {
         let d = x.n_cols();
         let trials = self.trials;
         debug_assert!(cand.len() <= trials);
@@ -437,7 +438,7 @@ mod tests {
         }
         let x = RowMatrix::from_rows(&rows);
         for seed in 0..20 {
-            let c = kmeans_plus_plus(&x, &row_sq_norms(&x), 3, &mut run_rng(seed, 0));
+            let c = kmeans_plus_plus(x.view(), &row_sq_norms(x.view()), 3, &mut run_rng(seed, 0));
             let mut groups: Vec<usize> =
                 c.rows().map(|r| (r[0] / 100.0).round() as usize).collect();
             groups.sort();
@@ -487,9 +488,9 @@ mod tests {
                 .map(|i| ((i * 7919 + i / d * 31) % 23) as f64 - 11.0)
                 .collect(),
         );
-        let norms = row_sq_norms(&x);
+        let norms = row_sq_norms(x.view());
         for seed in 0..4 {
-            let got = kmeans_plus_plus(&x, &norms, 30, &mut run_rng(seed, 0));
+            let got = kmeans_plus_plus(x.view(), &norms, 30, &mut run_rng(seed, 0));
             let want = plain_greedy(&x, 30, &mut run_rng(seed, 0));
             let want = RowMatrix::from_rows(&want.iter().map(|&i| x.row(i)).collect::<Vec<_>>());
             assert_eq!(got.as_slice(), want.as_slice(), "seed {seed}");
@@ -535,7 +536,7 @@ mod tests {
         );
         let mut state = SeedState::new(n, 3);
         let zero = (0..n).find(|&i| i % 4 == 0).expect("a zero row");
-        state.pass(&x, &row_sq_norms(&x), &[zero], None);
+        state.pass(x.view(), &row_sq_norms(x.view()), &[zero], None);
         let mut rng = run_rng(1, 2);
         let mut counts = [0usize; 4];
         for _ in 0..20_000 {
@@ -548,7 +549,7 @@ mod tests {
         // All weights zero: any row.
         let same = RowMatrix::new(5, 1, vec![2.0; 5]);
         let mut state = SeedState::new(5, 3);
-        state.pass(&same, &row_sq_norms(&same), &[0], None);
+        state.pass(same.view(), &row_sq_norms(same.view()), &[0], None);
         assert!(state.draw(0, &mut rng) < 5);
     }
 }

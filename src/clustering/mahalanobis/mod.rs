@@ -60,7 +60,7 @@
 //! behaviour, not a search failure; do not expect Mahalanobis clustering to recover groups.
 //!
 //! ```
-//! use madbayes::{Model, RowMatrix, clustering::Mahalanobis};
+//! use madbayes::{Fit, Model, RowMatrix, clustering::Mahalanobis};
 //! // A round blob and an elongated one.
 //! let mut rows = Vec::new();
 //! for i in 0..12 {
@@ -75,7 +75,7 @@
 //!     assert_eq!(fit.labels()[n], fit.labels()[0]);
 //!     assert_ne!(fit.labels()[n + 1], fit.labels()[0]);
 //! }
-//! assert_eq!(fit.predict(&x)?, fit.labels());
+//! assert_eq!(fit.predict(x.view())?, fit.labels());
 //! # Ok::<(), madbayes::FitError>(())
 //! ```
 //!

@@ -2,6 +2,7 @@
 
 use super::chol::Cholesky;
 use super::run::mahalanobis_distances;
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::clustering::model::{ClusterRun, Clustering};
 use crate::error::FitError;
@@ -135,7 +136,7 @@ impl MahalanobisClustering {
     /// each row of `x` (ties to the lowest index), as in the assignment step.
     ///
     /// Fails when `x` does not have the model's number of columns or holds a non-finite value.
-    pub fn predict(&self, x: &RowMatrix) -> Result<Vec<usize>, FitError> {
+    pub fn predict(&self, x: MatrixView<'_>) -> Result<Vec<usize>, FitError> {
         let t = self.transform(x)?;
         Ok(t.rows()
             .map(|r| {
@@ -153,7 +154,7 @@ impl MahalanobisClustering {
     /// Squared Mahalanobis distance of each row of `x` to each cluster (`N × K`).
     ///
     /// Fails when `x` does not have the model's number of columns or holds a non-finite value.
-    pub fn transform(&self, x: &RowMatrix) -> Result<RowMatrix, FitError> {
+    pub fn transform(&self, x: MatrixView<'_>) -> Result<RowMatrix, FitError> {
         check_new_rows(x, self.means().n_cols())?;
         let dist = mahalanobis_distances(x, self.means(), &self.chols);
         Ok(RowMatrix::new(x.n_rows(), self.k(), dist))
@@ -190,7 +191,7 @@ impl Model for MahalanobisClustering {
     }
 
     /// One-hot [`predict`](MahalanobisClustering::predict).
-    fn predict_z(&self, x: &RowMatrix) -> Result<BinaryMatrix, FitError> {
+    fn predict_z(&self, x: MatrixView<'_>) -> Result<BinaryMatrix, FitError> {
         Ok(BinaryMatrix::one_hot(&self.predict(x)?, self.k()))
     }
 }
@@ -202,7 +203,7 @@ impl Model for MahalanobisClustering {
 /// Fails when the shapes disagree, a covariance is not positive definite, or `x` does not
 /// have D columns or holds a non-finite value.
 pub fn mahalanobis_distances_to(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     means: &RowMatrix,
     covariances: &[RowMatrix],
 ) -> Result<RowMatrix, FitError> {

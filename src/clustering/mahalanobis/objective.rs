@@ -12,6 +12,7 @@
 //! J*(c) = Σ_k [ P·D + P log det((S_k + Φ)/P) ].
 
 use super::chol::Cholesky;
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::clustering::objective::{cluster_means, compact_labels};
 use crate::linalg::{BLOCK_ROWS, ordered_block_reduce};
@@ -20,7 +21,7 @@ use crate::linalg::{BLOCK_ROWS, ordered_block_reduce};
 /// column is Σ_n (x_nd − x̄_d)² / N. When every column is constant the variance is taken as 1,
 /// so φ = `reg` (Φ then only fixes the scale of the otherwise zero scatters). Because φ
 /// scales like the data squared, rescaling X by c rescales every S_k + Φ by c².
-pub fn mahalanobis_phi(x: &RowMatrix, reg: f64) -> f64 {
+pub fn mahalanobis_phi(x: MatrixView<'_>, reg: f64) -> f64 {
     let (n, d) = (x.n_rows(), x.n_cols());
     if n == 0 || d == 0 {
         return reg;
@@ -54,7 +55,7 @@ pub fn mahalanobis_phi(x: &RowMatrix, reg: f64) -> f64 {
 /// # Panics
 /// When shapes disagree or a label is not below K.
 #[track_caller]
-pub fn scatter_matrices(x: &RowMatrix, labels: &[usize], means: &RowMatrix) -> Vec<RowMatrix> {
+pub fn scatter_matrices(x: MatrixView<'_>, labels: &[usize], means: &RowMatrix) -> Vec<RowMatrix> {
     let (k, d) = (means.n_rows(), x.n_cols());
     assert_eq!(labels.len(), x.n_rows(), "one label per row");
     assert_eq!(means.n_cols(), d, "means and data differ in D");
@@ -101,7 +102,7 @@ pub fn scatter_matrices(x: &RowMatrix, labels: &[usize], means: &RowMatrix) -> V
 /// The optimal covariances for labels and means: Σ_k = (S_k + φ·I)/P.
 #[track_caller]
 pub fn optimal_covariances(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     labels: &[usize],
     means: &RowMatrix,
     penalty: f64,
@@ -131,7 +132,7 @@ pub fn optimal_covariances(
 /// When shapes disagree (K covariances of `D × D`) or a label is not below K.
 #[track_caller]
 pub fn mahalanobis_objective(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     labels: &[usize],
     means: &RowMatrix,
     covariances: &[RowMatrix],
@@ -194,9 +195,9 @@ pub fn mahalanobis_profile_objective(
     phi: f64,
 ) -> f64 {
     let (compact, k) = compact_labels(labels);
-    let means = cluster_means(x, &compact, k);
+    let means = cluster_means(x.view(), &compact, k);
     let d = x.n_cols();
-    let covs = optimal_covariances(x, &compact, &means, penalty, phi);
+    let covs = optimal_covariances(x.view(), &compact, &means, penalty, phi);
     let mut total = 0.0;
     for s in &covs {
         match Cholesky::factor(s.as_slice(), d) {
@@ -221,14 +222,14 @@ mod tests {
         let expect = 4.0 * (1.0 + 1.25f64.ln());
         let prof = mahalanobis_profile_objective(&x, &labels, p, phi);
         assert!((prof - expect).abs() < 1e-12, "{prof} vs {expect}");
-        let means = cluster_means(&x, &labels, 2);
-        let covs = optimal_covariances(&x, &labels, &means, p, phi);
+        let means = cluster_means(x.view(), &labels, 2);
+        let covs = optimal_covariances(x.view(), &labels, &means, p, phi);
         assert!((covs[0].row(0)[0] - 1.25).abs() < 1e-15);
-        let full = mahalanobis_objective(&x, &labels, &means, &covs, p, phi);
+        let full = mahalanobis_objective(x.view(), &labels, &means, &covs, p, phi);
         assert!((full - expect).abs() < 1e-12, "{full} vs {expect}");
         // Another Σ for the same labels costs more: Σ = 1 gives 2 + 2 + 2·0.5 + 0 = 5.
         let ones = vec![RowMatrix::from_rows(&[[1.0]]); 2];
-        let other = mahalanobis_objective(&x, &labels, &means, &ones, p, phi);
+        let other = mahalanobis_objective(x.view(), &labels, &means, &ones, p, phi);
         assert!((other - 5.0).abs() < 1e-12 && other > full);
         // Relabelling the partition changes nothing.
         let again = mahalanobis_profile_objective(&x, &[4, 4, 9, 9, 9], p, phi);
@@ -238,8 +239,8 @@ mod tests {
     #[test]
     fn scatter_of_a_two_dimensional_cluster() {
         let x = RowMatrix::from_rows(&[[0.0, 0.0], [2.0, 0.0], [1.0, 3.0]]);
-        let means = cluster_means(&x, &[0, 0, 0], 1);
-        let s = scatter_matrices(&x, &[0, 0, 0], &means);
+        let means = cluster_means(x.view(), &[0, 0, 0], 1);
+        let s = scatter_matrices(x.view(), &[0, 0, 0], &means);
         // Deviations: (−1, −1), (1, −1), (0, 2): Sxx = 2, Sxy = 0, Syy = 6.
         assert_eq!(s[0].as_slice(), &[2.0, 0.0, 0.0, 6.0]);
     }
@@ -253,10 +254,10 @@ mod tests {
             f64::NEG_INFINITY
         );
         assert!(mahalanobis_profile_objective(&x, &[0, 0, 0], 1.0, 0.1).is_finite());
-        let means = cluster_means(&x, &[0, 0, 0], 1);
-        let covs = optimal_covariances(&x, &[0, 0, 0], &means, 1.0, 0.0);
+        let means = cluster_means(x.view(), &[0, 0, 0], 1);
+        let covs = optimal_covariances(x.view(), &[0, 0, 0], &means, 1.0, 0.0);
         assert_eq!(
-            mahalanobis_objective(&x, &[0, 0, 0], &means, &covs, 1.0, 0.0),
+            mahalanobis_objective(x.view(), &[0, 0, 0], &means, &covs, 1.0, 0.0),
             f64::INFINITY
         );
     }
@@ -265,9 +266,9 @@ mod tests {
     fn phi_is_reg_times_mean_column_variance() {
         // Column variances 1 and 4 (population): mean 2.5.
         let x = RowMatrix::from_rows(&[[0.0, 0.0], [2.0, 4.0]]);
-        assert!((mahalanobis_phi(&x, 0.1) - 0.25).abs() < 1e-15);
+        assert!((mahalanobis_phi(x.view(), 0.1) - 0.25).abs() < 1e-15);
         // Constant data: scale 1.
         let c = RowMatrix::from_rows(&[[3.0], [3.0]]);
-        assert_eq!(mahalanobis_phi(&c, 0.1), 0.1);
+        assert_eq!(mahalanobis_phi(c.view(), 0.1), 0.1);
     }
 }

@@ -3,11 +3,12 @@
 use super::model::{MahalanobisClustering, MahalanobisRun};
 use super::objective::mahalanobis_phi;
 use super::run::{mahalanobis_run, seed_labels};
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::error::{FitError, ParamError, check_data, check_penalty};
 use crate::linalg::row_sq_norms;
 use crate::model::Fit;
-use crate::restarts::{Best, Observer, Silent, best_of_runs};
+use crate::restarts::{Best, Observer, best_of_runs};
 
 /// Restarts of Mahalanobis clustering unless [`MahalanobisParams::restarts`] says otherwise.
 pub const DEFAULT_RESTARTS: usize = 10;
@@ -99,7 +100,7 @@ impl Fit for MahalanobisValidParams {
 
     fn fit_observed(
         &self,
-        x: &RowMatrix,
+        x: MatrixView<'_>,
         observer: &dyn Observer,
     ) -> Result<MahalanobisClustering, FitError> {
         self.fit_with(x, observer)
@@ -121,7 +122,7 @@ impl MahalanobisValidParams {
     }
 
     /// Checks the data: finite, non-empty, and N ≥ K·(D + 1).
-    fn check_input(&self, x: &RowMatrix) -> Result<(), FitError> {
+    fn check_input(&self, x: MatrixView<'_>) -> Result<(), FitError> {
         check_data(x)?;
         let (n, d) = (x.n_rows(), x.n_cols());
         let need = self.k.saturating_mul(d + 1);
@@ -136,15 +137,10 @@ impl MahalanobisValidParams {
         Ok(())
     }
 
-    /// Fits on `x`: R restarts in parallel on the current rayon pool, the best returned.
-    pub fn fit(&self, x: &RowMatrix) -> Result<MahalanobisClustering, FitError> {
-        self.fit_with(x, &Silent)
-    }
-
     /// [`fit`](Self::fit), reporting progress to `observer`.
     pub fn fit_with(
         &self,
-        x: &RowMatrix,
+        x: MatrixView<'_>,
         observer: &dyn Observer,
     ) -> Result<MahalanobisClustering, FitError> {
         self.check_input(x)?;
@@ -168,9 +164,16 @@ impl MahalanobisValidParams {
         x: &RowMatrix,
         labels: &[usize],
     ) -> Result<MahalanobisClustering, FitError> {
-        self.check_input(x)?;
-        let phi = mahalanobis_phi(x, self.reg);
-        let run = mahalanobis_run(x, labels.to_vec(), self.k, self.penalty, phi, self.max_iter);
+        self.check_input(x.view())?;
+        let phi = mahalanobis_phi(x.view(), self.reg);
+        let run = mahalanobis_run(
+            x.view(),
+            labels.to_vec(),
+            self.k,
+            self.penalty,
+            phi,
+            self.max_iter,
+        );
         self.finish(
             Best {
                 run_objectives: vec![run.run.objective],

@@ -4,6 +4,7 @@
 use super::chol::Cholesky;
 use super::model::MahalanobisRun;
 use super::objective::{mahalanobis_objective, optimal_covariances};
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::clustering::kmeans::{kmeans_plus_plus, lloyd};
 use crate::clustering::model::ClusterRun;
@@ -27,7 +28,7 @@ pub(crate) struct Estimate {
 /// The optimal means and covariances for `labels` (clusters `0..k`), or `None` when some
 /// Σ_k is not numerically positive definite (possible only for φ = 0).
 pub(crate) fn estimate(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     labels: &[usize],
     k: usize,
     penalty: f64,
@@ -55,7 +56,7 @@ pub(crate) fn estimate(
 /// Squared Mahalanobis distance of every row to every cluster, `N × K` row-major, computed
 /// per row (so independent of the thread count).
 pub(crate) fn mahalanobis_distances(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     means: &RowMatrix,
     chols: &[Cholesky],
 ) -> Vec<f64> {
@@ -197,7 +198,7 @@ fn exchange_delta(size: usize, w_x: &[f64], w_y: &[f64], penalty: f64) -> Option
 /// both clusters. Returns `(x, y)` when the best ΔJ* is below `−tol`, ties to the lowest rows.
 /// Cost O(N·D²) per cluster at the minimum size.
 fn best_exact_exchange(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     est: &Estimate,
     labels: &[usize],
     counts: &[usize],
@@ -243,7 +244,11 @@ fn row(m: &[f64], r: usize, d: usize) -> &[f64] {
 
 /// L_c⁻¹(x_r − a_c) for every row r with c = `cluster(r)`, `N × D` row-major, rows in
 /// parallel (each computed alone, so independent of the thread count).
-fn whiten_rows(x: &RowMatrix, est: &Estimate, cluster: impl Fn(usize) -> usize + Sync) -> Vec<f64> {
+fn whiten_rows(
+    x: MatrixView<'_>,
+    est: &Estimate,
+    cluster: impl Fn(usize) -> usize + Sync,
+) -> Vec<f64> {
     let (n, d) = (x.n_rows(), x.n_cols());
     let mut out = vec![0.0; n * d];
     out.par_chunks_mut(BLOCK_ROWS * d)
@@ -264,7 +269,12 @@ fn whiten_rows(x: &RowMatrix, est: &Estimate, cluster: impl Fn(usize) -> usize +
 ///
 /// # Panics
 /// When N < K·(D + 1) (checked before any run).
-pub fn seed_labels(x: &RowMatrix, x_norms: &[f64], k: usize, rng: &mut ChaCha8Rng) -> Vec<usize> {
+pub fn seed_labels(
+    x: MatrixView<'_>,
+    x_norms: &[f64],
+    k: usize,
+    rng: &mut ChaCha8Rng,
+) -> Vec<usize> {
     let min_size = x.n_cols() + 1;
     assert!(x.n_rows() >= k * min_size, "N < K·(D + 1)");
     let init = kmeans_plus_plus(x, x_norms, k, rng);
@@ -276,7 +286,7 @@ pub fn seed_labels(x: &RowMatrix, x_norms: &[f64], k: usize, rng: &mut ChaCha8Rn
 /// [`seed_labels`]). Donor clusters never drop below `min_size`, so this ends after at most
 /// K·`min_size` moves whenever N ≥ K·`min_size`.
 pub(crate) fn repair_small_clusters(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     mut labels: Vec<usize>,
     centers: &RowMatrix,
     min_size: usize,
@@ -326,7 +336,7 @@ pub(crate) fn repair_small_clusters(
 /// When a label is not below `k` or a cluster has fewer than D + 1 rows.
 #[track_caller]
 pub fn mahalanobis_run(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     init: Vec<usize>,
     k: usize,
     penalty: f64,
@@ -446,15 +456,15 @@ mod tests {
         let (k, p, phi) = (2, 1.7, 0.05);
         let labels = vec![0, 0, 0, 0, 1, 1, 1, 1];
         let counts = vec![4, 4];
-        let est = estimate(&x, &labels, k, p, phi).unwrap();
-        let dist = mahalanobis_distances(&x, &est.means, &est.chols);
+        let est = estimate(x.view(), &labels, k, p, phi).unwrap();
+        let dist = mahalanobis_distances(x.view(), &est.means, &est.chols);
         for n in 0..8 {
             let to = 1 - labels[n];
             let delta =
                 exact_move_delta(&dist[n * k..(n + 1) * k], labels[n], to, &counts, p).unwrap();
             let mut moved = labels.clone();
             moved[n] = to;
-            let after = estimate(&x, &moved, k, p, phi).unwrap().objective;
+            let after = estimate(x.view(), &moved, k, p, phi).unwrap().objective;
             let want = after - est.objective;
             assert!(
                 (delta - want).abs() < 1e-10 * (1.0 + want.abs()),
@@ -473,7 +483,8 @@ mod tests {
                     + exchange_delta(4, &w(b, 1), &w(a, 1), p).unwrap();
                 let mut swapped = labels.clone();
                 swapped.swap(a, b);
-                let want = estimate(&x, &swapped, k, p, phi).unwrap().objective - est.objective;
+                let want =
+                    estimate(x.view(), &swapped, k, p, phi).unwrap().objective - est.objective;
                 assert!(
                     (delta - want).abs() < 1e-10 * (1.0 + want.abs()),
                     "{a}↔{b}: {delta} vs {want}"
@@ -482,8 +493,8 @@ mod tests {
         }
         // Without Φ, taking a row out of a 3-point cluster in 2-D leaves it singular.
         let small = vec![0, 0, 0, 1, 1, 1, 1, 1];
-        let est = estimate(&x, &small, k, p, 0.0).unwrap();
-        let dist = mahalanobis_distances(&x, &est.means, &est.chols);
+        let est = estimate(x.view(), &small, k, p, 0.0).unwrap();
+        let dist = mahalanobis_distances(x.view(), &est.means, &est.chols);
         assert!(exact_move_delta(&dist[0..2], 0, 1, &[3, 5], p).is_none());
     }
 
@@ -491,11 +502,11 @@ mod tests {
     fn repair_fills_every_small_cluster_from_large_ones() {
         let x = RowMatrix::from_rows(&[[0.0], [0.1], [0.2], [0.3], [0.4], [5.0]]);
         let centers = RowMatrix::from_rows(&[[0.2], [5.0]]);
-        let labels = repair_small_clusters(&x, vec![0, 0, 0, 0, 0, 1], &centers, 2);
+        let labels = repair_small_clusters(x.view(), vec![0, 0, 0, 0, 0, 1], &centers, 2);
         // Cluster 1 takes the row of cluster 0 nearest to 5.0, i.e. row 4.
         assert_eq!(labels, vec![0, 0, 0, 0, 1, 1]);
         // An empty cluster is filled too.
-        let labels = repair_small_clusters(&x, vec![0; 6], &centers, 3);
+        let labels = repair_small_clusters(x.view(), vec![0; 6], &centers, 3);
         assert_eq!(labels, vec![0, 0, 0, 1, 1, 1]);
     }
 }

@@ -3,7 +3,7 @@
 //! with a cap on K). Runs are seeded by feature k-means++ ([`FeatureSeeding`]).
 //!
 //! ```
-//! use madbayes::{Model, RowMatrix, features::{BpMeans, FeatureSeeding}};
+//! use madbayes::{Fit, Model, RowMatrix, features::{BpMeans, FeatureSeeding}};
 //! // Rows are sums of two patterns: (1, 0, 0) and (0, 0, 4).
 //! let x = RowMatrix::from_rows(&[
 //!     [1.0, 0.0, 0.0], [0.0, 0.0, 4.0], [1.0, 0.0, 4.0], [1.0, 0.0, 0.0], [0.0, 0.0, 4.0],

@@ -18,9 +18,10 @@
 //! [`least_squares_means`]: crate::features::least_squares_means
 
 use super::rows::{RowPass, flip_rows};
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::features::kernels::{flip_pass_from, gram, gz_on, ones_of, row_cost_on};
-use crate::features::lstsq::{NormalSums, normal_equations, solve_with_rss};
+use crate::features::lstsq::{NormalSums, normal_equations, solve_with_rss_gram};
 use crate::features::model::FeatureRun;
 use crate::features::objective::{residual_ss, row_residual};
 use crate::features::zmat::BinaryMatrix;
@@ -32,7 +33,7 @@ const RECOMPUTE_MARGIN: f64 = 1e-7;
 
 /// Runs BP-means from the seed (Z, A) until Z stops changing or `max_iter` sweeps.
 pub(crate) fn bp_means_run(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     x_norms: &[f64],
     penalty: f64,
     k_max: usize,
@@ -49,9 +50,13 @@ pub(crate) fn bp_means_run(
     // convergence once A has been through the least-squares step.
     let mut a_is_ls = false;
     let x_sq: f64 = x_norms.iter().sum();
+    // G = A Aᵀ of the current A when the least-squares step formed it (the same values
+    // `gram` gives), so the sweep need not form it again.
+    let mut gm_a: Option<Vec<f64>> = None;
     while n_iter < max_iter {
         n_iter += 1;
-        let (changed, opened, sums) = sweep(x, x_norms, penalty, k_max, &mut z, &a);
+        let gm_old = gm_a.take().unwrap_or_else(|| gram(&a));
+        let (changed, opened, sums) = sweep(x, x_norms, penalty, k_max, &mut z, &a, gm_old);
         for r in opened.rows() {
             a.push_row(r);
         }
@@ -67,8 +72,9 @@ pub(crate) fn bp_means_run(
             z.retain_cols(&keep);
             normal.retain(&keep);
         }
-        let (ls, rss) = solve_with_rss(&normal.ztz, &normal.ztx, x_sq, x, &z);
+        let (ls, rss, gm) = solve_with_rss_gram(&normal.ztz, &normal.ztx, x_sq, x, &z);
         a = ls.a;
+        gm_a = Some(gm);
         if !ls.dependent.is_empty() {
             // A column in the span of the others has a zero mean: Z A is unchanged without
             // it, and K·P drops.
@@ -76,6 +82,7 @@ pub(crate) fn bp_means_run(
             ls.dependent.iter().for_each(|&j| keep[j] = false);
             z.retain_cols(&keep);
             a.retain_rows(&keep);
+            gm_a = gm_a.map(|g| retain_square(&g, &keep));
             removed += ls.dependent.len();
         }
         // Dropping dependent columns leaves Z A, hence the residual, unchanged.
@@ -108,17 +115,18 @@ pub(crate) fn bp_means_run(
 /// GEMM X Aᵀ. The rows are then settled in order: a row flips the features opened earlier
 /// in this sweep (if any), and may open a new one.
 fn sweep(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     x_norms: &[f64],
     penalty: f64,
     k_max: usize,
     z: &mut BinaryMatrix,
     a: &RowMatrix,
+    gm_old: Vec<f64>,
 ) -> (usize, RowMatrix, Option<NormalSums>) {
     let (n, d) = (x.n_rows(), x.n_cols());
     let k_old = a.n_rows();
+    debug_assert_eq!(gm_old.len(), k_old * k_old);
     let mut sums = Some(NormalSums::zeros(k_old, d));
-    let gm_old = gram(a);
     // Gram matrix of old + opened features, row-major with stride `k_now`.
     let mut gm = gm_old.clone();
     let mut opened = RowMatrix::zeros(0, d);
@@ -217,6 +225,17 @@ fn sweep(
     (changed, opened, sums)
 }
 
+/// The rows and columns marked in `keep` of the square row-major matrix `m`.
+fn retain_square(m: &[f64], keep: &[bool]) -> Vec<f64> {
+    let k = keep.len();
+    let kept: Vec<usize> = (0..k).filter(|&i| keep[i]).collect();
+    let mut out = Vec::with_capacity(kept.len() * kept.len());
+    for &i in &kept {
+        out.extend(kept.iter().map(|&j| m[i * k + j]));
+    }
+    out
+}
+
 /// Drops empty columns of Z and merges identical ones (keeping the first). Returns how many
 /// columns went. Means are not kept: the caller recomputes A by least squares.
 pub(crate) fn clean_columns(z: &mut BinaryMatrix) -> usize {
@@ -286,7 +305,7 @@ mod tests {
             r[6] = u8::from(n < 2);
         }
         let x = RowMatrix::zeros(9, 1);
-        let (ztz, _) = normal_equations(&x, &z);
+        let (ztz, _) = normal_equations(x.view(), &z);
         let want = clean_columns_mask(&z);
         assert_eq!(want, vec![true, false, false, true, false, false, true]);
         assert_eq!(clean_columns_mask_from_gram(&ztz, 7), want);
@@ -311,7 +330,15 @@ mod tests {
                 let mut z = BinaryMatrix::zeros(x.n_rows(), 0);
                 z.push_col();
                 (0..x.n_rows()).for_each(|i| z.row_mut(i)[0] = 1);
-                let (_, opened, _) = sweep(&x, &row_sq_norms(&x), penalty, usize::MAX, &mut z, &a);
+                let (_, opened, _) = sweep(
+                    x.view(),
+                    &row_sq_norms(x.view()),
+                    penalty,
+                    usize::MAX,
+                    &mut z,
+                    &a,
+                    gram(&a),
+                );
                 // The first row opens a feature; every later row then fits it or its mirror
                 // image exactly or opens its own. Either way no row may keep a residual > P.
                 let mut all = a.clone();

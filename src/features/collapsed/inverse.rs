@@ -12,6 +12,7 @@
 //! rounding cannot drift across sweeps.
 
 use super::row::RowModel;
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::features::lstsq::{normal_equations, solve_normal};
 use crate::features::zmat::BinaryMatrix;
@@ -40,7 +41,7 @@ pub(crate) struct RowRemoved {
 
 impl NormalState {
     /// From scratch: M = ZᵀZ, B = ZᵀX, C = B Bᵀ, M⁻¹ when M is non-singular.
-    pub fn new(x: &RowMatrix, z: &BinaryMatrix) -> Self {
+    pub fn new(x: MatrixView<'_>, z: &BinaryMatrix) -> Self {
         let (m, b) = normal_equations(x, z);
         let k = z.k();
         let mut c = vec![0.0; k * k];
@@ -227,7 +228,7 @@ mod tests {
                 z.row_mut(i)[c] = u8::from((i * 7 + c * 5) % 3 == 0 || i == c);
             }
         }
-        let mut state = NormalState::new(&x, &z);
+        let mut state = NormalState::new(x.view(), &z);
         let (mut checked, mut by_inverse) = (0, 0);
         for step in 0..400 {
             let i = (step * 13) % n;
@@ -247,7 +248,7 @@ mod tests {
             new[step % k] ^= 1;
             state.replace_row(x.row(i), removed, &new);
             z.row_mut(i).copy_from_slice(&new);
-            let fresh = NormalState::new(&x, &z);
+            let fresh = NormalState::new(x.view(), &z);
             for (a, b) in state.c.iter().zip(&fresh.c) {
                 assert!((a - b).abs() <= 1e-9 * (1.0 + b.abs()));
             }

@@ -2,7 +2,7 @@
 //! over Z and K, A integrated out (it is always the least-squares Â = (ZᵀZ)⁻¹ZᵀX).
 //!
 //! ```
-//! use madbayes::{Model, RowMatrix, features::{CollapsedBpMeans, FeatureSeeding}};
+//! use madbayes::{Fit, Model, RowMatrix, features::{CollapsedBpMeans, FeatureSeeding}};
 //! let x = RowMatrix::from_rows(&[
 //!     [1.0, 0.0, 0.0], [0.0, 0.0, 4.0], [1.0, 0.0, 4.0], [1.0, 0.0, 0.0], [0.0, 0.0, 4.0],
 //! ]);

@@ -11,7 +11,7 @@
 //! dropped (none of which raises Eq. 10). Stop when a sweep changes nothing.
 
 use super::inverse::NormalState;
-use crate::RowMatrix;
+use crate::MatrixView;
 use crate::features::bp_means::clean_columns;
 use crate::features::lstsq::least_squares;
 use crate::features::model::FeatureRun;
@@ -20,7 +20,7 @@ use crate::features::zmat::BinaryMatrix;
 
 /// Runs collapsed BP-means from the seed `z0`.
 pub(crate) fn collapsed_bp_means_run(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     penalty: f64,
     k_max: usize,
     max_iter: usize,

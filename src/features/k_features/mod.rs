@@ -3,7 +3,7 @@
 //! E(K) = ‖X − Z A‖²_F + K·P; stop at the first K with E(K) > E(K − 1)).
 //!
 //! ```
-//! use madbayes::{Model, RowMatrix, features::{FeatureSeeding, KFeatures}};
+//! use madbayes::{Fit, Model, RowMatrix, features::{FeatureSeeding, KFeatures}};
 //! let x = RowMatrix::from_rows(&[
 //!     [1.0, 0.0, 0.0], [0.0, 0.0, 4.0], [1.0, 0.0, 4.0], [1.0, 0.0, 0.0], [0.0, 0.0, 4.0],
 //! ]);

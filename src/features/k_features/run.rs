@@ -5,9 +5,12 @@
 //! exact enumeration of the 2^K rows for K ≤ `exact_max_k`, coordinate descent from the
 //! current row above); then A = (ZᵀZ)⁻¹ZᵀX. A row changes only when its error strictly drops.
 
+use crate::MatrixView;
 use crate::RowMatrix;
-use crate::features::kernels::{best_row_exact, descend_row, gram, row_cost};
-use crate::features::lstsq::least_squares_and_rss;
+use crate::features::kernels::{
+    GRAY_TABLE_MAX_K, GraySteps, best_row_exact, descend_row, gram, row_cost,
+};
+use crate::features::lstsq::least_squares_rss_gram;
 use crate::features::model::FeatureRun;
 use crate::features::objective::residual_ss;
 use crate::features::zmat::BinaryMatrix;
@@ -15,7 +18,7 @@ use crate::linalg::{BLOCK_ROWS, gemm_xat, ordered_block_reduce};
 
 /// Runs K-features from the seed (Z, A); `exact_max_k` bounds exact row enumeration.
 pub(crate) fn k_features_run(
-    x: &RowMatrix,
+    x: MatrixView<'_>,
     max_iter: usize,
     exact_max_k: usize,
     z0: BinaryMatrix,
@@ -29,11 +32,15 @@ pub(crate) fn k_features_run(
     // The seed's A is not the least-squares A of its Z (see BP-means).
     let mut a_is_ls = false;
     let x_sq: f64 = x.as_slice().iter().map(|v| v * v).sum();
+    // G = A Aᵀ of the current A when the least-squares step formed it.
+    let mut gm_a: Option<Vec<f64>> = None;
     while n_iter < max_iter {
         n_iter += 1;
-        let changed = row_step(x, &mut z, &a, exact_max_k);
-        let (ls, rss) = least_squares_and_rss(x, &z, x_sq);
+        let gm = gm_a.take().unwrap_or_else(|| gram(&a));
+        let changed = row_step(x, &mut z, &a, &gm, exact_max_k);
+        let (ls, rss, gm) = least_squares_rss_gram(x, &z, x_sq);
         a = ls.a;
+        gm_a = Some(gm);
         trace.push(rss);
         if changed == 0 && a_is_ls {
             converged = true;
@@ -53,14 +60,21 @@ pub(crate) fn k_features_run(
 }
 
 /// Sets every row of `z` to its best response to `a`; returns how many rows changed.
-fn row_step(x: &RowMatrix, z: &mut BinaryMatrix, a: &RowMatrix, exact_max_k: usize) -> usize {
+fn row_step(
+    x: MatrixView<'_>,
+    z: &mut BinaryMatrix,
+    a: &RowMatrix,
+    gm: &[f64],
+    exact_max_k: usize,
+) -> usize {
     let (n, k) = (x.n_rows(), a.n_rows());
     if k == 0 {
         return 0;
     }
-    let gm = gram(a);
     let mut changed = 0;
     let zr: &BinaryMatrix = z;
+    // The row-independent half of the exact search, once for every row.
+    let table = (k <= exact_max_k && k <= GRAY_TABLE_MAX_K).then(|| GraySteps::new(gm, k));
     let mut updates: Vec<(usize, Vec<u8>)> = Vec::new();
     ordered_block_reduce(
         n,
@@ -74,13 +88,15 @@ fn row_step(x: &RowMatrix, z: &mut BinaryMatrix, a: &RowMatrix, exact_max_k: usi
             for i in 0..b {
                 let gi = &g[i * k..(i + 1) * k];
                 let cur = zr.row(s + i);
-                if k <= exact_max_k {
-                    best_row_exact(gi, &gm, &mut cand);
+                if let Some(t) = &table {
+                    t.best(gi, &mut cand);
+                } else if k <= exact_max_k {
+                    best_row_exact(gi, gm, &mut cand);
                 } else {
                     cand.copy_from_slice(cur);
-                    descend_row(&mut cand, gi, &gm, 4 * k + 8);
+                    descend_row(&mut cand, gi, gm, 4 * k + 8);
                 }
-                if cand != cur && row_cost(&cand, gi, &gm) < row_cost(cur, gi, &gm) {
+                if cand != cur && row_cost(&cand, gi, gm) < row_cost(cur, gi, gm) {
                     out.push((s + i, cand.clone()));
                 }
             }

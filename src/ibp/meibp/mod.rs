@@ -66,6 +66,7 @@ mod tests;
 pub use row::{Extremes, RowObjective};
 
 use super::params::{check_shared, frequency_shift};
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::error::ParamError;
 use crate::error::{FitError, check_data};
@@ -192,7 +193,7 @@ impl Model for MeibpFit {
     }
     /// The most probable z of each new row given E_q\[A\], under noise σ_X and the training
     /// rows' feature frequencies m_k / (N + 1), as for the samplers.
-    fn predict_z(&self, x: &RowMatrix) -> Result<BinaryMatrix, FitError> {
+    fn predict_z(&self, x: MatrixView<'_>) -> Result<BinaryMatrix, FitError> {
         check_new_rows(x, self.a.n_cols())?;
         let shift = frequency_shift(&self.z.col_sums(), self.z.n_rows(), self.sigma_x);
         Ok(assign_rows_shifted(x, &self.a, Some(&shift)))
@@ -244,7 +245,11 @@ impl Fit for MeibpValidParams {
     type Model = MeibpFit;
 
     /// Runs MEIBP; `observer` hears of every iteration (it may stop before `max_iter`).
-    fn fit_observed(&self, x: &RowMatrix, observer: &dyn Observer) -> Result<MeibpFit, FitError> {
+    fn fit_observed(
+        &self,
+        x: MatrixView<'_>,
+        observer: &dyn Observer,
+    ) -> Result<MeibpFit, FitError> {
         observer.start(self.0.max_iter);
         self.fit_with(x, &mut |_, _, _| observer.run_finished())
     }
@@ -257,7 +262,7 @@ impl MeibpValidParams {
     }
 
     /// (σ_X, σ_A) used on `x`: the given values, or 0.75 × the data's standard deviation.
-    pub fn sigmas(&self, x: &RowMatrix) -> (f64, f64) {
+    pub fn sigmas(&self, x: MatrixView<'_>) -> (f64, f64) {
         let s = super::params::data_std(x);
         (
             self.0.sigma_x.unwrap_or(0.75 * s),
@@ -265,16 +270,11 @@ impl MeibpValidParams {
         )
     }
 
-    /// Runs MEIBP on `x`.
-    pub fn fit(&self, x: &RowMatrix) -> Result<MeibpFit, FitError> {
-        self.fit_with(x, &mut |_, _, _| {})
-    }
-
     /// [`fit`](Self::fit), calling `each(record, z, a)` after every iteration with the
     /// active columns of Z and the means of q(A) on them.
     pub fn fit_with(
         &self,
-        x: &RowMatrix,
+        x: MatrixView<'_>,
         each: &mut dyn FnMut(&MeibpTraceRecord, &RowMatrix, &RowMatrix),
     ) -> Result<MeibpFit, FitError> {
         self.fit_observing_rows(x, each, &mut |_, _| {})
@@ -285,7 +285,7 @@ impl MeibpValidParams {
     /// current assignment — for studies of the local search such as R&G's Figure 1.
     pub fn fit_observing_rows(
         &self,
-        x: &RowMatrix,
+        x: MatrixView<'_>,
         each: &mut dyn FnMut(&MeibpTraceRecord, &RowMatrix, &RowMatrix),
         row: &mut dyn FnMut(&RowObjective<'_>, &[bool]),
     ) -> Result<MeibpFit, FitError> {

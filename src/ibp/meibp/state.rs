@@ -4,6 +4,7 @@
 //! of Eq. 14, the evidence of Eq. 10 and the gain of removing a feature never touch X.
 
 use super::row::RowObjective;
+use crate::MatrixView;
 use crate::RowMatrix;
 use crate::ibp::dense::{chol_solve, cholesky};
 use crate::ibp::erfcx::{TruncNormal, trunc_normal};
@@ -52,7 +53,7 @@ pub(crate) struct RowContext {
 }
 
 /// ZᵀZ and ZᵀX by GEMM over fixed row blocks (bit-identical for any thread count).
-fn cross_products(x: &RowMatrix, z: &[Vec<bool>], k: usize) -> (Vec<f64>, RowMatrix) {
+fn cross_products(x: MatrixView<'_>, z: &[Vec<bool>], k: usize) -> (Vec<f64>, RowMatrix) {
     let (n, d) = (x.n_rows(), x.n_cols());
     let mut ztz = vec![0.0; k * k];
     let mut ztx = RowMatrix::zeros(k, d);
@@ -88,7 +89,7 @@ fn cross_products(x: &RowMatrix, z: &[Vec<bool>], k: usize) -> (Vec<f64>, RowMat
 
 impl State {
     /// The state with assignments `z` (`N` rows of `K` flags) and q(A) at the prior.
-    pub fn new(x: &RowMatrix, z: Vec<Vec<bool>>, alpha: f64, sx: f64, sa: f64) -> Self {
+    pub fn new(x: MatrixView<'_>, z: Vec<Vec<bool>>, alpha: f64, sx: f64, sa: f64) -> Self {
         let k = z.first().map_or(0, Vec::len);
         let (n, d) = (x.n_rows(), x.n_cols());
         let mut m = vec![0; k];
@@ -150,7 +151,7 @@ impl State {
 
     #[cfg(test)]
     pub fn fresh_cross(&self, x: &RowMatrix) -> (Vec<f64>, RowMatrix) {
-        cross_products(x, &self.z, self.k())
+        cross_products(x.view(), &self.z, self.k())
     }
 
     /// The active columns of Z (as 0/1 numbers) and the means of q(A) on them.
@@ -259,7 +260,7 @@ impl State {
 
     /// The quantities the rows share under the current q(A); XΦᵀ by GEMM over fixed row
     /// blocks in parallel (the same bits for any thread count).
-    pub fn row_context(&self, x: &RowMatrix) -> RowContext {
+    pub fn row_context(&self, x: MatrixView<'_>) -> RowContext {
         let (n, d, k) = (self.n, self.d(), self.k());
         let s2 = self.sx * self.sx;
         let g: Vec<f64> = self.phi_gram().into_iter().map(|v| v / s2).collect();
@@ -315,7 +316,7 @@ impl State {
     pub fn update_row(
         &mut self,
         ctx: &RowContext,
-        x: &RowMatrix,
+        x: MatrixView<'_>,
         i: usize,
         hook: &mut dyn FnMut(&RowObjective<'_>, &[bool]),
     ) -> bool {
@@ -333,7 +334,7 @@ impl State {
     }
 
     /// z_i := `on`, updating m, ZᵀZ (O(K²)) and ZᵀX (O(D) per flipped feature).
-    fn set_row(&mut self, x: &RowMatrix, i: usize, on: Vec<bool>) {
+    fn set_row(&mut self, x: MatrixView<'_>, i: usize, on: Vec<bool>) {
         let k = self.k();
         let old = std::mem::replace(&mut self.z[i], on);
         let new = &self.z[i];

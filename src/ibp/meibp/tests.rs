@@ -13,7 +13,7 @@ fn state(n: usize, d: usize, k: usize, seed: u64) -> (RowMatrix, State) {
     let z = (0..n)
         .map(|_| (0..k).map(|_| rng.random::<f64>() < 0.4).collect())
         .collect();
-    let mut st = State::new(&x, z, 2.0, 0.5, 1.0);
+    let mut st = State::new(x.view(), z, 2.0, 0.5, 1.0);
     st.update_q();
     (x, st)
 }
@@ -25,7 +25,7 @@ fn row_objective_differences_equal_evidence_differences() {
     let (x, st) = state(6, 3, 4, 1);
     let i = 2;
     let base = st.evidence();
-    let ctx = st.row_context(&x);
+    let ctx = st.row_context(x.view());
     let obj = st.row_objective(&ctx, i);
     let f0 = obj.value(&st.z[i]);
     for mask in 0..(1u32 << 4) {
@@ -33,7 +33,7 @@ fn row_objective_differences_equal_evidence_differences() {
         let mut z = st.z.clone();
         z[i] = on.clone();
         // A fresh state (fresh ZᵀZ, ZᵀX and m) with the same q.
-        let mut other = State::new(&x, z, st.alpha, st.sx, st.sa);
+        let mut other = State::new(x.view(), z, st.alpha, st.sx, st.sa);
         other.set_q(st.q.clone());
         let de = other.evidence() - base;
         let df = obj.value(&on) - f0;
@@ -46,9 +46,9 @@ fn evidence_never_decreases_and_kept_products_stay_exact() {
     let (x, mut st) = state(20, 4, 6, 2);
     let mut prev = st.evidence();
     for _ in 0..5 {
-        let ctx = st.row_context(&x);
+        let ctx = st.row_context(x.view());
         for i in 0..20 {
-            st.update_row(&ctx, &x, i, &mut |_, _| {});
+            st.update_row(&ctx, x.view(), i, &mut |_, _| {});
             let e = st.evidence();
             assert!(
                 e >= prev - 1e-9,
@@ -78,7 +78,7 @@ fn q_update_matches_eq_14_computed_from_x() {
     // Eq. 14 straight from X (O(NK²D)) against the ZᵀZ/ZᵀX form of `update_q`.
     let (x, st) = state(15, 3, 5, 4);
     let (n, d, k) = (15, 3, 5);
-    let mut fresh = State::new(&x, st.z.clone(), st.alpha, st.sx, st.sa);
+    let mut fresh = State::new(x.view(), st.z.clone(), st.alpha, st.sx, st.sa);
     let mut means = vec![fresh.q[0].mean; k * d];
     let r = (st.sx / st.sa).powi(2);
     for c in 0..k {
@@ -121,7 +121,7 @@ fn local_search_on_the_papers_figure_1_setting() {
             .seed(seed)
             .check()
             .unwrap();
-        p.fit_observing_rows(&g.x, &mut |_, _, _| {}, &mut |obj, _| {
+        p.fit_observing_rows(g.x.view(), &mut |_, _, _| {}, &mut |obj, _| {
             if total >= 1000 * k {
                 return;
             }
@@ -210,7 +210,7 @@ fn removal_gain_equals_the_change_of_the_evidence() {
         let mut q = st.q.clone();
         let prior = crate::ibp::erfcx::trunc_normal(0.0, st.sa);
         q[c * 3..(c + 1) * 3].fill(prior);
-        let mut other = State::new(&x, z, st.alpha, st.sx, st.sa);
+        let mut other = State::new(x.view(), z, st.alpha, st.sx, st.sa);
         other.set_q(q);
         let de = other.evidence() - base;
         let gain = st.removal_gain_of(c);
@@ -239,15 +239,18 @@ fn a_feature_on_in_every_row_with_zero_weight_is_removed_and_the_bound_rises() {
         z.push(vec![on[0], on[1], true]);
     }
     let x = RowMatrix::new(n, d, xs);
-    let mut st = State::new(&x, z, 3.0, 0.3, 1.0);
+    let mut st = State::new(x.view(), z, 3.0, 0.3, 1.0);
     st.start_q();
     let before = st.evidence();
     // The idle feature's weights are near zero, and no row step removes it.
     let (_, am) = st.active_z_and_means();
     assert!(am.row(2).iter().all(|&v| v < 0.1), "{:?}", am.row(2));
-    let ctx = st.row_context(&x);
+    let ctx = st.row_context(x.view());
     for i in 0..n {
-        assert!(!st.update_row(&ctx, &x, i, &mut |_, _| {}), "row {i} moved");
+        assert!(
+            !st.update_row(&ctx, x.view(), i, &mut |_, _| {}),
+            "row {i} moved"
+        );
     }
     drop(ctx);
     assert_eq!(st.remove_features(), 1);
@@ -264,11 +267,11 @@ fn the_start_of_q_is_the_fixed_point_that_sweeps_from_the_prior_reach() {
     // same q(A) (means to 1e-4: the stopping rule is on the bound, which is flat to second order
     // there), and a further sweep changes the bound by no more than the rule allows.
     let (x, st) = state(30, 4, 8, 8);
-    let mut slow = State::new(&x, st.z.clone(), st.alpha, st.sx, st.sa);
+    let mut slow = State::new(x.view(), st.z.clone(), st.alpha, st.sx, st.sa);
     for _ in 0..3000 {
         slow.update_q();
     }
-    let mut fast = State::new(&x, st.z.clone(), st.alpha, st.sx, st.sa);
+    let mut fast = State::new(x.view(), st.z.clone(), st.alpha, st.sx, st.sa);
     let sweeps = fast.start_q();
     assert!(sweeps < 3000, "{sweeps} sweeps");
     for (a, b) in fast.q.iter().zip(&slow.q) {

@@ -5,6 +5,8 @@ Clustering (``ClusterMixin``): :class:`KMeans`, :class:`DPMeans`, :class:`Collap
 :class:`MahalanobisClustering`. Latent features (``TransformerMixin``): :class:`BPMeans`,
 :class:`CollapsedBPMeans`, :class:`KFeatures`, :class:`StepwiseKFeatures`. Indian buffet
 process: :class:`IBPSampler`, :class:`MEIBP`. Pictures: :mod:`madbayes.plot` (matplotlib).
+On a Dask cluster (``pip install "./python[dask]"`` from a clone): :mod:`madbayes.dask`
+(OCC DP-means and BP-means).
 
 Every fit and predict runs in Rust with the GIL released, on a rayon pool of ``n_jobs``
 threads; the result never depends on ``n_jobs``.

@@ -30,6 +30,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+mod occ;
+
 // ---------------------------------------------------------------------------------------
 // Input
 
@@ -886,5 +888,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(most_probable_features, m)?)?;
     m.add_function(wrap_pyfunction!(fit_ibp, m)?)?;
     m.add_function(wrap_pyfunction!(fit_meibp, m)?)?;
+    occ::register(m)?;
     Ok(())
 }

@@ -141,9 +141,18 @@ def test_a_dask_array_keeps_its_chunks_and_one_worker_gives_the_same_answer(clie
     np.testing.assert_array_equal(two.predict(Xd).compute(), two.predict(X))
 
 
-def test_a_worker_killed_mid_fit_changes_nothing():
-    X = _mixture(3000, 3, 6, 11)
-    reference = _runner_dp(X, 25.0, [750] * 4, 40, max_iter=6)
+@pytest.mark.parametrize("algo", ["dp-means", "bp-means"])
+def test_a_worker_killed_mid_fit_changes_nothing(algo):
+    if algo == "dp-means":
+        X = _mixture(3000, 3, 6, 11)
+        reference = _runner_dp(X, 25.0, [750] * 4, 40, max_iter=6)
+        est = madbayes.dask.DPMeans(25.0, epoch_size=40, chunk_rows=750, max_iter=6)
+        same = _same_dp
+    else:
+        X = _features(1200, 5)
+        reference = _runner_bp(X, 4.0, [300] * 4, 24, max_iter=6)
+        est = madbayes.dask.BPMeans(4.0, epoch_size=24, chunk_rows=300, max_iter=6)
+        same = _same_bp
     assert reference["n_iter"] >= 3
     with _cluster(2) as cluster, distributed.Client(cluster) as c:
         killed = []
@@ -151,7 +160,7 @@ def test_a_worker_killed_mid_fit_changes_nothing():
         def kill(iteration):
             if iteration == 1:
                 pids = c.run(os.getpid)
-                # The worker holding the most of X's persisted chunks (and the labels
+                # The worker holding the most of X's persisted chunks (and the labels or Z
                 # computed there).
                 chunks = {
                     w: sum(isinstance(k, tuple) and k[0].startswith("_contiguous") for k in keys)
@@ -161,12 +170,11 @@ def test_a_worker_killed_mid_fit_changes_nothing():
                 os.kill(pids[victim], signal.SIGKILL)
                 killed.append(chunks[victim])
 
-        est = madbayes.dask.DPMeans(25.0, epoch_size=40, chunk_rows=750, max_iter=6)
         est._iteration_hook = kill
         est.fit(X)
         # The kill took chunks with it, before the fit ended.
         assert killed and killed[0] >= 1 and est.n_iter_ > 1
-    _same_dp(est, reference)
+    same(est, reference)
 
 
 def _child_fit(X):

@@ -65,6 +65,37 @@ pub fn sq_dist(a: &[f64], b: &[f64]) -> f64 {
     s
 }
 
+/// Asks the CPU to start loading `data` into its caches (a hint with no effect on any
+/// result): for rows visited in a random order, where each row would otherwise wait for
+/// memory. No-op off x86-64.
+#[inline]
+pub fn prefetch(data: &[f64]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        // One hint per 64-byte line (8 values).
+        for line in data.chunks(8) {
+            // SAFETY: prefetching is a hint; it never faults, whatever the address.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast::<i8>()) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = data;
+}
+
+/// [`prefetch`] for the cache line that holds `value`.
+#[inline]
+pub fn prefetch_one<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        // SAFETY: prefetching is a hint; it never faults, whatever the address.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>((value as *const T).cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
+}
+
 /// x_i · c for the rows x_i of `x` (row-major, `c.len()` columns) into `out`, one per row:
 /// row by row the operations and their order of [`dot`] (`dot(x_i, c)`), so the same bits,
 /// four rows at a time (see [`sq_dists_to`]).

@@ -43,6 +43,9 @@ pub(crate) fn descend(
         merges,
         max_sweeps,
     } = cfg;
+    // The trace starts from J of the starting labels and adds each step's exact change;
+    // the returned objective is computed afresh from the final labels.
+    let start = collapsed_dp_means_objective(x, &labels, penalty);
     let mut part = Partition::new(x, labels, k);
     let mut trace = Vec::new();
     let mut sweeps = 0;
@@ -57,7 +60,7 @@ pub(crate) fn descend(
                 merged = part.split_while_better(x, penalty, k_max);
             }
         }
-        trace.push(collapsed_dp_means_objective(x, &part.labels, penalty));
+        trace.push(start + part.change);
         if moved == 0 && merged == 0 {
             converged = true;
             break;

@@ -71,7 +71,9 @@ def main():
     ap.add_argument("--penalties", default="150,1000")
     ap.add_argument("--restarts", type=int, default=10)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--sides", default="madbayes,plain,pdc")
+    ap.add_argument("--sides", default="madbayes,plain,pdc",
+                    help="any of madbayes, plain, pdc, before (defaults of --before)")
+    ap.add_argument("--before", help="an older bench_clustering, for a before/after row")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     path, x = data_file(a.out, a.n, a.d, a.k, a.std, a.seed)
@@ -80,6 +82,9 @@ def main():
             load = os.getloadavg()[0]
             if side == "pdc":
                 r = pdc_fit(x, p, a.restarts, a.seed)
+            elif side == "before":
+                r = madbayes_fit(a.before, path, a.n, a.d, p, a.restarts, a.threads, False)
+                r["side"] = "madbayes before"
             else:
                 r = madbayes_fit(a.binary, path, a.n, a.d, p, a.restarts, a.threads,
                                  side == "plain")

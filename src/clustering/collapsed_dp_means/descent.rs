@@ -892,7 +892,15 @@ mod tests {
     /// The pruned sweep makes exactly the moves of the unpruned one, sweep after sweep, with
     /// merges and splits between them (which the row bounds must survive), on random and on
     /// integer data (where costs tie exactly), from random partitions. The bounds must pass
-    /// over rows in these runs, or the test would not test them.
+    /// over rows in these runs (without reading them), or the test would not test them; and
+    /// every row's bounds must hold after every step. Broken on purpose, each of these fails
+    /// it or one of the two tests below: a bound not decayed by the drift or by a mean's
+    /// travel (own, nearest other, the cluster left or joined), not reset by an opening or a
+    /// split, an upper bound kept through a merge or split relabeling, the merge's
+    /// displacement not counted, a shift left out of the triangle bound (either side), the
+    /// walk stopped without the largest shift or the smallest count, the walk's bound not
+    /// kept, opened clusters not scored or their distances not computed, the table kept
+    /// through a merge or split, ties resolved by a strict `<` alone.
     #[test]
     fn pruned_sweeps_move_exactly_as_unpruned_ones() {
         let mut skipped = 0;

@@ -280,6 +280,27 @@ class _Occ:
         del run, blocks, by_key, X
         return self
 
+    def _iteration_done(self, it, k, scores, log, penalty_term, t, record):
+        """Records iteration `it` in `record` (trace, seconds, proposals and acceptances per
+        epoch), reports it and calls the test hook. `scores` are the chunks' (sum of squares,
+        changed) in chunk order and `log` the epochs' (proposals, accepted); the objective is
+        the summed squares plus `penalty_term`. Returns the summed squares and whether no
+        chunk changed."""
+        inertia = 0.0
+        for cost, _ in scores:
+            inertia += cost
+        objective = inertia + penalty_term
+        trace, seconds, props, accs = record
+        trace.append(objective)
+        seconds.append(time.perf_counter() - t)
+        props.append([p for p, _ in log])
+        accs.append([q for _, q in log])
+        self._report(it, k, sum(props[-1]), sum(accs[-1]), objective, seconds[-1])
+        hook = getattr(self, "_iteration_hook", None)
+        if hook is not None:
+            hook(it)
+        return inertia, not any(changed for _, changed in scores)
+
     def _report(self, it, k, props, acc, objective, seconds):
         if self.verbose:
             print(
@@ -509,21 +530,11 @@ class DPMeans(_Occ, _Clustering):
             )
             labels = new_labels
             state["centres"] = means
-            inertia = 0.0
-            for s, _ in scores:
-                inertia += s
-            objective = inertia + (means.shape[0] - 1.0) * pen
-            trace.append(objective)
-            seconds.append(time.perf_counter() - t)
-            props.append([p for p, _ in log])
-            accs.append([a for _, a in log])
-            self._report(
-                it, means.shape[0], sum(props[-1]), sum(accs[-1]), objective, seconds[-1]
+            inertia, unchanged = self._iteration_done(
+                it, means.shape[0], scores, log, (means.shape[0] - 1.0) * pen, t,
+                (trace, seconds, props, accs),
             )
-            hook = getattr(self, "_iteration_hook", None)
-            if hook is not None:
-                hook(it)
-            if not any(changed for _, changed in scores):
+            if unchanged:
                 converged = True
                 break
         self.labels_ = _gather_rows(run, labels).astype(np.int64)
@@ -677,21 +688,10 @@ class BPMeans(_Occ, _FeatureModel):
             )
             z = new_z
             state["a"] = a
-            inertia = 0.0
-            for s, _ in scores:
-                inertia += s
-            objective = inertia + a.shape[0] * pen
-            trace.append(objective)
-            seconds.append(time.perf_counter() - t)
-            props.append([p for p, _ in log])
-            accs.append([q for _, q in log])
-            self._report(
-                it, a.shape[0], sum(props[-1]), sum(accs[-1]), objective, seconds[-1]
+            inertia, unchanged = self._iteration_done(
+                it, a.shape[0], scores, log, a.shape[0] * pen, t, (trace, seconds, props, accs)
             )
-            hook = getattr(self, "_iteration_hook", None)
-            if hook is not None:
-                hook(it)
-            if not any(changed for _, changed in scores):
+            if unchanged:
                 converged = True
                 break
         self.Z_ = _gather_rows(run, z).astype(np.float64)

@@ -43,7 +43,7 @@
 //! Cost of one attempt: O(N) to compare the columns, and when they qualify the Gram update
 //! and Cholesky factor of the split–merge moves, O(N K + m D + K³ + K² D).
 
-use super::common::{BlockFault, Hyper};
+use super::common::Hyper;
 use super::split_merge::{self, Fault, Marginal, log_f};
 use super::state::Feats;
 use crate::RowMatrix;
@@ -297,20 +297,6 @@ pub fn recode_steps_with_fault(
     fault: RecodeFault,
     rng: &mut ChaCha8Rng,
 ) -> RowMatrix {
-    assert_eq!(x.n_rows(), z.n_rows(), "Z and X differ in N");
-    assert!(
-        alpha > 0.0 && sigma_x > 0.0 && sigma_a > 0.0,
-        "hyperparameters must be positive"
-    );
-    let mut feats = Feats::from_matrix(z);
-    let h = Hyper {
-        alpha,
-        sigma_x,
-        sigma_a,
-        k_new_max: 0,
-        block: 0,
-        block_fault: BlockFault::None,
-    };
-    split_merge::run(x, &mut feats, &h, 0, attempts, Fault::None, fault, rng);
-    feats.to_row_matrix()
+    let hyper = (alpha, sigma_x, sigma_a);
+    split_merge::moves_alone(x, z, hyper, (0, attempts), (Fault::None, fault), rng)
 }

@@ -437,6 +437,23 @@ pub fn split_merge_steps_with_fault(
     fault: Fault,
     rng: &mut ChaCha8Rng,
 ) -> RowMatrix {
+    let hyper = (alpha, sigma_x, sigma_a);
+    moves_alone(x, z, hyper, (attempts, 0), (fault, RecodeFault::None), rng)
+}
+
+/// Only the Metropolis–Hastings moves on Z, at fixed α, σ_X, σ_A (`hyper`): `attempts`
+/// split–merge and recoding attempts, with the given faults (tests of the moves alone).
+///
+/// # Panics
+/// When `z` and `x` differ in N or a hyperparameter is not positive.
+pub(crate) fn moves_alone(
+    x: &RowMatrix,
+    z: &RowMatrix,
+    (alpha, sigma_x, sigma_a): (f64, f64, f64),
+    (split_merges, recodes): (usize, usize),
+    (fault, recode_fault): (Fault, RecodeFault),
+    rng: &mut ChaCha8Rng,
+) -> RowMatrix {
     assert_eq!(x.n_rows(), z.n_rows(), "Z and X differ in N");
     assert!(
         alpha > 0.0 && sigma_x > 0.0 && sigma_a > 0.0,
@@ -455,10 +472,10 @@ pub fn split_merge_steps_with_fault(
         x,
         &mut feats,
         &h,
-        attempts,
-        0,
+        split_merges,
+        recodes,
         fault,
-        RecodeFault::None,
+        recode_fault,
         rng,
     );
     feats.to_row_matrix()

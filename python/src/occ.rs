@@ -488,10 +488,7 @@ fn occ_fit_dp_means<'py>(
         .check()
         .map_err(param_error)?;
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    let pool = crate::pool(threads)?;
-    let fit = py
-        .detach(|| pool.install(|| p.fit_traced(r.view())))
-        .map_err(fit_error)?;
+    let (fit, _) = crate::run(py, threads, || p.fit_traced(r.view()))?;
     let d = PyDict::new(py);
     d.set_item("labels", labels(py, fit.model.labels()))?;
     d.set_item("centers", matrix(py, fit.model.means())?)?;
@@ -524,10 +521,7 @@ fn occ_fit_bp_means<'py>(
         .check()
         .map_err(param_error)?;
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    let pool = crate::pool(threads)?;
-    let fit = py
-        .detach(|| pool.install(|| p.fit_traced(r.view())))
-        .map_err(fit_error)?;
+    let (fit, _) = crate::run(py, threads, || p.fit_traced(r.view()))?;
     let z = fit.model.z();
     let rows: Vec<Vec<u8>> = z.rows().map(<[u8]>::to_vec).collect();
     let d = PyDict::new(py);

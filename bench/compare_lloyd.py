@@ -5,6 +5,10 @@ distinct random rows) are generated once by numpy and written as raw little-endi
 (`.tofile()`); scikit-learn reads them back with `np.fromfile`, the Rust example
 (`bench_clustering lloyd`) reads the same files. Each (size, threads) cell alternates
 scikit-learn and madbayes rounds; time per iteration = best fit time / iterations run.
+
+scikit-learn runs its `algorithm="lloyd"` (the peer of the issue) and, with `--elkan`, also
+its `algorithm="elkan"` (bounds like madbayes' own); `--before BINARY` adds a round of an
+older build of the example, for a before/after ratio in the same sitting.
 """
 
 import argparse
@@ -40,11 +44,11 @@ def data_files(out, n, d, k, std, seed):
     return x_path, init_path, x, init
 
 
-def sklearn_round(x, init, max_iter, threads, reps):
+def sklearn_round(x, init, max_iter, threads, reps, algorithm="lloyd"):
     times, cpu, fit = [], [], None
     with threadpool_limits(limits=threads):
         for _ in range(reps):
-            km = KMeans(n_clusters=init.shape[0], init=init, n_init=1, algorithm="lloyd",
+            km = KMeans(n_clusters=init.shape[0], init=init, n_init=1, algorithm=algorithm,
                         tol=0.0, max_iter=max_iter)
             c = time.process_time()
             t = time.perf_counter()
@@ -74,6 +78,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--std", type=float, default=4.0)
     ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--elkan", action="store_true", help="also time scikit-learn's elkan")
+    ap.add_argument("--before", help="an older build of bench_clustering, timed alongside")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
 
@@ -86,14 +92,16 @@ def main():
     }
     print(json.dumps({"versions": info}), flush=True)
     print("| N | D | K | threads | iters (sk / mb) | sklearn s/iter | madbayes s/iter | "
-          "ratio mb/sk | CPU ratio mb/sk | rel. diff objective | load (1, 5 min) |", flush=True)
-    print("|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
+          "ratio mb/sk | CPU ratio mb/sk | rel. diff objective | elkan s/iter (mb/elkan) | "
+          "before s/iter (before/mb) | load (1, 5 min) |", flush=True)
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
     for size in a.sizes.split(","):
         n, d, k = (int(v) for v in size.split("x"))
         x_path, init_path, x, init = data_files(a.out, n, d, k, a.std, a.seed)
         for threads in (int(t) for t in a.threads.split(",")):
             load_before = os.getloadavg()
             sk_times, mb_times, sk_cpu, mb_cpu, sk_fit, mb = [], [], [], [], None, None
+            el_times, el_fit, old_times, old = [], None, [], None
             for _ in range(a.rounds):
                 t, c, sk_fit = sklearn_round(x, init, a.max_iter, threads, a.reps)
                 sk_times += t
@@ -101,6 +109,13 @@ def main():
                 mb = rust_round(a.binary, x_path, init_path, n, d, k, a.max_iter, threads, a.reps)
                 mb_times += mb["times"]
                 mb_cpu += mb["cpu_times"]
+                if a.elkan:
+                    t, _, el_fit = sklearn_round(x, init, a.max_iter, threads, a.reps, "elkan")
+                    el_times += t
+                if a.before:
+                    old = rust_round(a.before, x_path, init_path, n, d, k, a.max_iter, threads,
+                                     a.reps)
+                    old_times += old["times"]
             load_after = os.getloadavg()
             sk_it = min(sk_times) / sk_fit.n_iter_
             mb_it = min(mb_times) / mb["n_iter"]
@@ -118,10 +133,21 @@ def main():
                 "sk_cpu_times": sk_cpu, "mb_cpu_times": mb_cpu,
                 "load_before": load_before, "load_after": load_after,
             }
+            el_cell, old_cell = "—", "—"
+            if el_fit is not None:
+                el_it = min(el_times) / el_fit.n_iter_
+                row.update(el_n_iter=int(el_fit.n_iter_), el_per_iter_s=el_it,
+                           el_inertia=float(el_fit.inertia_), el_times=el_times)
+                el_cell = f"{el_it * 1e3:.2f} ms ({mb_it / el_it:.2f})"
+            if old is not None:
+                old_it = min(old_times) / old["n_iter"]
+                row.update(before_n_iter=old["n_iter"], before_per_iter_s=old_it,
+                           before_objective=old["objective"], before_times=old_times)
+                old_cell = f"{old_it * 1e3:.2f} ms ({old_it / mb_it:.2f})"
             print(json.dumps(row), flush=True)
             print(f"| {n} | {d} | {k} | {threads} | {sk_fit.n_iter_} / {mb['n_iter']} | "
                   f"{sk_it * 1e3:.2f} ms | {mb_it * 1e3:.2f} ms | {mb_it / sk_it:.2f} | "
-                  f"{mb_cpu_it / sk_cpu_it:.2f} | {rel:.1e} | "
+                  f"{mb_cpu_it / sk_cpu_it:.2f} | {rel:.1e} | {el_cell} | {old_cell} | "
                   f"{load_before[0]:.2f}, {load_before[1]:.2f} → {load_after[0]:.2f}, "
                   f"{load_after[1]:.2f} |", flush=True)
 

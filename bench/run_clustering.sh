@@ -18,12 +18,14 @@ bin="$root/target/release/examples/bench_clustering"
 
 stamp() { echo "## $1 — $(date -u +%FT%TZ) — uptime:$(uptime | sed 's/.*load average/ load average/')"; }
 
-# 1. Lloyd per iteration, madbayes vs scikit-learn (same data, init, iterations, threads).
+# 1. Lloyd per iteration, madbayes vs scikit-learn's lloyd and elkan (same data, init,
+#    iterations, threads). BEFORE=path/to/an/older/bench_clustering adds that build's rounds.
 run_lloyd() {
     stamp "lloyd: start"
     OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 "$root/bench/.venv/bin/python" \
         "$root/bench/compare_lloyd.py" --binary "$bin" --out "$out" \
-        --sizes 20000x50x100,200000x50x100 --threads 1,2 --max-iter 20 --reps 3 --rounds 2
+        --sizes 20000x50x100,200000x50x100 --threads 1,2 --max-iter 20 --reps 3 --rounds 2 \
+        --elkan ${BEFORE:+--before "$BEFORE"}
     stamp "lloyd: end"
 }
 

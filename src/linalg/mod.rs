@@ -8,11 +8,13 @@
 
 mod blocks;
 mod nearest;
+mod screen;
 
 pub use blocks::{
     BLOCK_ROWS, GEMM_ROWS, for_each_block, ordered_block_reduce, ordered_block_stream,
 };
 pub use nearest::{Nearest, nearest_rows, nearest_rows_in_block};
+pub use screen::{SCREEN_ROWS, Screened, direct_nearest, screened_nearest};
 
 use crate::MatrixView;
 use crate::RowMatrix;

@@ -17,11 +17,11 @@ use super::{OccFit, OccTrace};
 use crate::clustering::Clustering;
 use crate::clustering::model::ClusterRun;
 use crate::error::{FitError, check_data};
-use crate::linalg::{axpy, sq_dist, sq_norm};
+use crate::linalg::{
+    Screened, axpy, direct_nearest as nearest, screened_nearest, sq_dist, sq_norm,
+};
 use crate::restarts::Best;
 use crate::{MatrixView, RowMatrix};
-use faer::linalg::matmul::matmul;
-use faer::{Accum, MatMut, Par};
 use rayon::prelude::*;
 use std::ops::Range;
 
@@ -34,22 +34,10 @@ pub struct DpProposals {
     pub proposals: RowMatrix,
 }
 
-/// The nearest of `centres` to `x` (ties to the lowest index) and its squared distance.
-pub(super) fn nearest(x: &[f64], centres: MatrixView<'_>) -> Option<(usize, f64)> {
-    let mut best: Option<(usize, f64)> = None;
-    for (k, c) in centres.rows().enumerate() {
-        let d = sq_dist(x, c);
-        if best.is_none_or(|(_, b)| d < b) {
-            best = Some((k, d));
-        }
-    }
-    best
-}
-
 /// The worker step: `rows` against the `centres` of the epoch's start (module
 /// documentation). With `centres.n_rows() ≥ k_max` no row proposes.
 ///
-/// The nearest centre is the one [`nearest`] finds by direct distances, found faster: a GEMM
+/// The nearest centre is the one [`direct_nearest`](crate::linalg::direct_nearest) finds by direct distances, found faster: a GEMM
 /// gives every distance as ‖x‖² − 2x·c + ‖c‖² ([`screened_nearest`]), and only the centres
 /// that rounding could make the nearest are measured directly. Labels, distances and
 /// proposals are those of the direct search, bit for bit.
@@ -62,102 +50,15 @@ pub fn dp_propose(
     let mut labels = Vec::with_capacity(rows.n_rows());
     let mut proposals = RowMatrix::zeros(0, rows.n_cols());
     let capped = centres.n_rows() >= k_max;
-    screened_nearest(rows, centres, |x, best| match best {
-        Some((k, d)) if d <= penalty || capped => labels.push(Some(k)),
+    let c_norms: Vec<f64> = centres.rows().map(sq_norm).collect();
+    screened_nearest(rows, centres, &c_norms, |_, x, best| match best {
+        Some(Screened { label, dist, .. }) if dist <= penalty || capped => labels.push(Some(label)),
         _ => {
             labels.push(None);
             proposals.push_row(x);
         }
     });
     DpProposals { labels, proposals }
-}
-
-/// The smallest of `v` (finite values), in four lanes so that the loop vectorizes.
-fn smallest(v: &[f64]) -> f64 {
-    let mut lanes = [f64::INFINITY; 4];
-    let mut chunks = v.chunks_exact(4);
-    for c in &mut chunks {
-        for (l, &x) in lanes.iter_mut().zip(c) {
-            *l = if x < *l { x } else { *l };
-        }
-    }
-    let tail = chunks
-        .remainder()
-        .iter()
-        .copied()
-        .fold(f64::INFINITY, f64::min);
-    lanes.into_iter().fold(tail, f64::min)
-}
-
-/// Rows per GEMM call of [`screened_nearest`] (the `rows × K` products stay in cache).
-const SCREEN_ROWS: usize = 256;
-
-/// Calls `each(x, nearest(x, centres))` for every row `x` of `rows`, in row order, with the
-/// same answer as [`nearest`] (ties to the lowest index) but most distances from a GEMM.
-///
-/// With p = fl(x·c) from the GEMM, e = fl(‖x‖² + ‖c‖² − 2p) differs from the direct
-/// `sq_dist(x, c)` by at most a few D·u·(‖x‖² + ‖c‖²) (u = 2⁻⁵³; Higham, *Accuracy and
-/// Stability of Numerical Algorithms*, §3.1, for the dot products, and the direct
-/// distance's own rounding, at most D·u times the distance ≤ 2(‖x‖² + ‖c‖²)). With `margin` =
-/// (4D + 16)·u·(‖x‖² + max‖c‖²), a bound on that difference for every centre, the centre
-/// that the direct search picks has e within 2·`margin` of the smallest e, so measuring
-/// directly just the centres within that band, in index order with a strict `<`, gives the
-/// direct search's answer. Typically one centre is measured per row.
-fn screened_nearest<'a>(
-    rows: MatrixView<'a>,
-    centres: MatrixView<'_>,
-    mut each: impl FnMut(&'a [f64], Option<(usize, f64)>),
-) {
-    let (k, d) = (centres.n_rows(), centres.n_cols());
-    if k <= 1 || d == 0 {
-        for x in rows.rows() {
-            each(x, nearest(x, centres));
-        }
-        return;
-    }
-    let c_norms: Vec<f64> = centres.rows().map(sq_norm).collect();
-    let c_max = c_norms.iter().copied().fold(0.0, f64::max);
-    let tol = (4 * d + 16) as f64 * f64::EPSILON / 2.0;
-    let mut prod = vec![0.0; SCREEN_ROWS.min(rows.n_rows()) * k];
-    let mut approx = vec![0.0; k];
-    let mut start = 0;
-    while start < rows.n_rows() {
-        let end = (start + SCREEN_ROWS).min(rows.n_rows());
-        let b = end - start;
-        let out = MatMut::from_row_major_slice_mut(&mut prod[..b * k], b, k);
-        let lhs = rows.rows_view(start, end).as_faer();
-        matmul(
-            out,
-            Accum::Replace,
-            lhs,
-            centres.as_faer().transpose(),
-            1.0,
-            Par::Seq,
-        );
-        for i in 0..b {
-            let x = rows.row(start + i);
-            let xn = sq_norm(x);
-            for ((a, &cn), &p) in approx
-                .iter_mut()
-                .zip(&c_norms)
-                .zip(&prod[i * k..(i + 1) * k])
-            {
-                *a = xn + cn - 2.0 * p;
-            }
-            let band = smallest(&approx) + 2.0 * tol * (xn + c_max);
-            let mut best: Option<(usize, f64)> = None;
-            for (c, &a) in approx.iter().enumerate() {
-                if a <= band {
-                    let dist = sq_dist(x, centres.row(c));
-                    if best.is_none_or(|(_, bd)| dist < bd) {
-                        best = Some((c, dist));
-                    }
-                }
-            }
-            each(x, best);
-        }
-        start = end;
-    }
 }
 
 /// The validator's decisions for one epoch.
@@ -419,127 +320,6 @@ pub(super) fn block_objective(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::{RngExt, SeedableRng};
-    use rand_chacha::ChaCha8Rng;
-
-    fn direct(rows: &RowMatrix, centres: &RowMatrix) -> Vec<Option<(usize, f64)>> {
-        rows.rows().map(|x| nearest(x, centres.view())).collect()
-    }
-
-    fn screened(rows: &RowMatrix, centres: &RowMatrix) -> Vec<Option<(usize, f64)>> {
-        let mut out = Vec::new();
-        screened_nearest(rows.view(), centres.view(), |_, b| out.push(b));
-        out
-    }
-
-    /// `n` rows near `k` centres at `offset` from the origin: each row is a centre plus
-    /// noise of `sd`, or the midpoint of two centres (a near tie).
-    fn near_ties(
-        n: usize,
-        k: usize,
-        d: usize,
-        offset: f64,
-        sd: f64,
-        seed: u64,
-    ) -> (RowMatrix, RowMatrix) {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let mut centres = RowMatrix::zeros(k, d);
-        for c in 0..k {
-            for v in centres.row_mut(c) {
-                *v = offset + rng.random_range(-1.0..1.0);
-            }
-        }
-        let mut rows = RowMatrix::zeros(n, d);
-        for i in 0..n {
-            let (a, b) = (rng.random_range(0..k), rng.random_range(0..k));
-            let mid = i % 2 == 0;
-            for j in 0..d {
-                let base = if mid {
-                    0.5 * (centres.row(a)[j] + centres.row(b)[j])
-                } else {
-                    centres.row(a)[j]
-                };
-                rows.row_mut(i)[j] = base + sd * rng.random_range(-1.0..1.0);
-            }
-        }
-        (rows, centres)
-    }
-
-    #[test]
-    fn the_gemm_screen_finds_the_direct_nearest_bit_for_bit() {
-        // Near the origin, far from it (where ‖x‖² ≫ the distances and GEMM's rounding is
-        // large), with exact ties (duplicate centres, rows at equal distances), more rows
-        // than one GEMM call, one centre, none, and zero columns.
-        for (offset, sd) in [(0.0, 0.3), (1e6, 1e-6), (1e8, 1e-3), (-3e4, 0.0)] {
-            for (n, k, d, seed) in [(700, 40, 16, 1), (300, 7, 3, 2), (513, 100, 50, 3)] {
-                let (rows, centres) = near_ties(n, k, d, offset, sd, seed);
-                assert_eq!(
-                    screened(&rows, &centres),
-                    direct(&rows, &centres),
-                    "{offset} {n}"
-                );
-            }
-        }
-        let centres = RowMatrix::from_rows(&[[1.0, 0.0], [-1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]);
-        // (0, 0) ties centres 0, 1, 2 and 3 … (3, 3) ties 0, 2 and 3 at 13: the lowest index wins.
-        let rows = RowMatrix::from_rows(&[[0.0, 0.0], [1.0, 0.0], [0.5, 0.5], [3.0, 3.0]]);
-        let want = vec![
-            Some((0, 1.0)),
-            Some((0, 0.0)),
-            Some((0, 0.5)),
-            Some((0, 13.0)),
-        ];
-        assert_eq!(screened(&rows, &centres), want);
-        assert_eq!(direct(&rows, &centres), want);
-        let one = RowMatrix::from_rows(&[[2.0, 2.0]]);
-        assert_eq!(screened(&rows, &one), direct(&rows, &one));
-        assert_eq!(screened(&rows, &RowMatrix::zeros(0, 2)), vec![None; 4]);
-        let flat = RowMatrix::zeros(3, 0);
-        assert_eq!(
-            screened(&flat, &RowMatrix::zeros(2, 0)),
-            vec![Some((0, 0.0)); 3]
-        );
-    }
-
-    #[test]
-    fn smallest_finds_the_minimum_in_the_lanes_and_the_tail() {
-        assert_eq!(smallest(&[]), f64::INFINITY);
-        for n in 1..12 {
-            for at in 0..n {
-                let mut v: Vec<f64> = (0..n).map(|i| 10.0 + i as f64).collect();
-                v[at] = -1.5;
-                assert_eq!(smallest(&v), -1.5, "{n} {at}");
-            }
-        }
-    }
-
-    #[test]
-    fn without_its_margin_the_screen_would_pick_other_centres() {
-        // The data of the test above far from the origin: the GEMM's distances alone pick
-        // another centre than the direct search for some rows, so the band is what makes the
-        // screen exact (and the test above can fail).
-        let (rows, centres) = near_ties(700, 40, 16, 1e6, 1e-6, 1);
-        let dots = |x: &[f64], c: &[f64]| x.iter().zip(c).map(|(a, b)| a * b).sum::<f64>();
-        let differs = rows
-            .rows()
-            .zip(direct(&rows, &centres))
-            .filter(|(x, want)| {
-                let gemm = centres
-                    .rows()
-                    .map(|c| sq_norm(x) + sq_norm(c) - 2.0 * dots(x, c))
-                    .enumerate()
-                    .fold(
-                        (0, f64::INFINITY),
-                        |b, (i, e)| if e < b.1 { (i, e) } else { b },
-                    );
-                Some(gemm.0) != want.map(|w| w.0)
-            })
-            .count();
-        assert!(
-            differs > 0,
-            "the far data must defeat an unguarded GEMM screen"
-        );
-    }
 
     #[test]
     fn the_worker_proposes_only_beyond_the_penalty() {

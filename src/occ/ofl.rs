@@ -17,12 +17,13 @@
 //!   let open has always proposed: the run equals serial OFL over the recorded order with
 //!   the same draws, bit for bit.
 
-use super::dp::{DpValidation, block_objective, nearest};
+use super::dp::{DpValidation, block_objective};
 use super::params::{OccOflValidParams, OccParams};
 use super::{OccFit, OccTrace};
 use crate::clustering::Clustering;
 use crate::clustering::model::ClusterRun;
 use crate::error::{FitError, check_data};
+use crate::linalg::direct_nearest as nearest;
 use crate::restarts::Best;
 use crate::{MatrixView, RowMatrix};
 use rayon::prelude::*;

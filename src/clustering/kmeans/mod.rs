@@ -13,6 +13,7 @@
 //! # Ok::<(), madbayes::FitError>(())
 //! ```
 
+mod bounds;
 mod lloyd;
 mod params;
 mod seeding;

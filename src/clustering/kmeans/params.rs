@@ -113,7 +113,7 @@ impl KMeansValidParams {
         let centred = &prepared.centred;
         let mut best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
             let init = kmeans_plus_plus(x, norms, self.k, rng);
-            lloyd(x, norms, init, self.max_iter)
+            lloyd(x, init, self.max_iter)
         });
         if let Some((_, mu)) = &centred {
             shift_means(&mut best.best, mu);
@@ -146,7 +146,7 @@ impl KMeansValidParams {
                 axpy(-1.0, mu, init.row_mut(j));
             }
         }
-        let mut run = lloyd(prepared.data(x), &prepared.norms, init, self.max_iter);
+        let mut run = lloyd(prepared.data(x), init, self.max_iter);
         if let Some((_, mu)) = &centred {
             shift_means(&mut run, mu);
         }

@@ -278,7 +278,7 @@ pub fn seed_labels(
     let min_size = x.n_cols() + 1;
     assert!(x.n_rows() >= k * min_size, "N < K·(D + 1)");
     let init = kmeans_plus_plus(x, x_norms, k, rng);
-    let ClusterRun { labels, means, .. } = lloyd(x, x_norms, init, SEED_LLOYD_STEPS);
+    let ClusterRun { labels, means, .. } = lloyd(x, init, SEED_LLOYD_STEPS);
     repair_small_clusters(x, labels, &means, min_size)
 }
 

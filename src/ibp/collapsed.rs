@@ -24,13 +24,14 @@
 //! `refresh` sweeps against rounding drift.
 
 use super::common::{
-    Hyper, block_log_prior, block_prior_terms, draw_binary, draw_log_weighted, log_poisson_unnorm,
-    log_prior_flip, pick_block, shuffled,
+    Hyper, block_log_prior, block_prior_terms, draw_binary, draw_log_weighted,
+    draw_log_weighted_with, log_poisson_unnorm_into, log_prior_flip, pick_block,
 };
 use super::dense::{chol_inverse, cholesky, grow_diag, matvec, remove_index};
 use super::model::gram;
 use super::state::Feats;
 use crate::RowMatrix;
+use crate::restarts::shuffle;
 use rand_chacha::ChaCha8Rng;
 
 /// State of the collapsed sampler.
@@ -45,6 +46,21 @@ pub(crate) struct Collapsed {
     /// Recompute M⁻¹ and B from Z every this many sweeps (0: never).
     refresh: usize,
     sweeps: usize,
+    scratch: Scratch,
+}
+
+/// Buffers of one row's update, kept from row to row so that a row allocates nothing unless
+/// it drops or adds features. They carry no state between rows.
+#[derive(Clone, Debug, Default)]
+struct Scratch {
+    z: Vec<f64>,
+    w: Vec<f64>,
+    u: Vec<f64>,
+    bx: Vec<f64>,
+    g: Vec<f64>,
+    order: Vec<usize>,
+    logw: Vec<f64>,
+    weights: Vec<f64>,
 }
 
 /// M⁻¹ and ZᵀX recomputed from Z.
@@ -69,6 +85,7 @@ impl Collapsed {
             b,
             refresh,
             sweeps: 0,
+            scratch: Scratch::default(),
         }
     }
 
@@ -106,7 +123,16 @@ impl Collapsed {
         let r = (self.hyper.sigma_x / self.hyper.sigma_a).powi(2);
         let s2 = self.hyper.sigma_x * self.hyper.sigma_x;
         let mut k = self.feats.k();
-        let mut z = Vec::with_capacity(k);
+        let Scratch {
+            mut z,
+            mut w,
+            mut u,
+            mut bx,
+            mut g,
+            mut order,
+            mut logw,
+            mut weights,
+        } = std::mem::take(&mut self.scratch);
         self.feats.row_into(n, &mut z);
 
         // Take row n out: Q = M⁻¹ + w wᵀ/(1 − zᵀw) with w = M⁻¹z, B₋ = B − z xᵀ.
@@ -114,7 +140,8 @@ impl Collapsed {
         let mut q = std::mem::take(&mut self.minv);
         let mut bm = std::mem::take(&mut self.b);
         if z.iter().any(|&v| v != 0.0) {
-            let mut w = vec![0.0; k];
+            w.clear();
+            w.resize(k, 0.0);
             matvec(&q, k, &z, &mut w);
             let den = 1.0 - z.iter().zip(&w).map(|(a, b)| a * b).sum::<f64>();
             for i in 0..k {
@@ -129,13 +156,18 @@ impl Collapsed {
             }
         }
         // B₋x and G = B₋B₋ᵀ: with them each evaluation costs O(K²), not O(KD) (`row_loglik`).
-        let (mut bx, mut g) = projections(&bm, k, d, xn);
+        projections(&bm, k, d, xn, &mut bx, &mut g);
         // Existing features (Eq. 3); n's singletons stay in Z meanwhile.
         // `cur` is the value of the row as it stands, so each flip evaluates only the other
         // value (Q, G and B₋x do not change within the row).
-        let mut u = vec![0.0; k];
+        u.clear();
+        u.resize(k, 0.0);
         let mut cur = row_loglik(&q, &g, &bx, &z, d, xx, s2, 0.0, &mut u);
-        for c in shuffled(k, rng) {
+        // The features in a fresh random order (`common::shuffled`, without its allocation).
+        order.clear();
+        order.extend(0..k);
+        shuffle(&mut order, rng);
+        for &c in &order {
             let m_minus = self.feats.m(c) - usize::from(z[c] != 0.0);
             if m_minus == 0 {
                 continue;
@@ -204,13 +236,13 @@ impl Collapsed {
         }
 
         // New features (Eq. 4), truncated at k_new_max.
-        let mut u = vec![0.0; k];
+        u.truncate(k);
         let kmax = self.hyper.k_new_max;
-        let mut logw = log_poisson_unnorm(self.hyper.alpha / nn as f64, kmax);
+        log_poisson_unnorm_into(self.hyper.alpha / nn as f64, kmax, &mut logw);
         for (j, lw) in logw.iter_mut().enumerate() {
             *lw += row_loglik(&q, &g, &bx, &z, d, xx, s2, j as f64 / r, &mut u);
         }
-        let j = draw_log_weighted(&logw, rng);
+        let j = draw_log_weighted_with(&logw, &mut weights, rng);
         if j > 0 {
             q = grow_diag(&q, k, j, 1.0 / r);
             bm.resize((k + j) * d, 0.0);
@@ -222,7 +254,8 @@ impl Collapsed {
         }
 
         // Put row n back: M⁻¹ = Q − u uᵀ/c, B = B₋ + z xᵀ.
-        let mut u = vec![0.0; k];
+        u.clear();
+        u.resize(k, 0.0);
         matvec(&q, k, &z, &mut u);
         let c = 1.0 + z.iter().zip(&u).map(|(a, b)| a * b).sum::<f64>();
         for i in 0..k {
@@ -237,21 +270,32 @@ impl Collapsed {
         }
         self.minv = q;
         self.b = bm;
+        self.scratch = Scratch {
+            z,
+            w,
+            u,
+            bx,
+            g,
+            order,
+            logw,
+            weights,
+        };
     }
 }
 
-/// B₋x (`K`) and G = B₋B₋ᵀ (`K × K`) for `bm` = B₋ (`K × D`) and row `x`.
-fn projections(bm: &[f64], k: usize, d: usize, x: &[f64]) -> (Vec<f64>, Vec<f64>) {
-    let bx: Vec<f64> = (0..k)
-        .map(|i| {
-            bm[i * d..(i + 1) * d]
-                .iter()
-                .zip(x)
-                .map(|(a, b)| a * b)
-                .sum()
-        })
-        .collect();
-    let mut g = vec![0.0; k * k];
+/// B₋x (`K`, into `bx`) and G = B₋B₋ᵀ (`K × K`, into `g`) for `bm` = B₋ (`K × D`) and row
+/// `x`.
+fn projections(bm: &[f64], k: usize, d: usize, x: &[f64], bx: &mut Vec<f64>, g: &mut Vec<f64>) {
+    bx.clear();
+    bx.extend((0..k).map(|i| {
+        bm[i * d..(i + 1) * d]
+            .iter()
+            .zip(x)
+            .map(|(a, b)| a * b)
+            .sum::<f64>()
+    }));
+    g.clear();
+    g.resize(k * k, 0.0);
     for i in 0..k {
         let bi = &bm[i * d..(i + 1) * d];
         for j in 0..=i {
@@ -264,7 +308,6 @@ fn projections(bm: &[f64], k: usize, d: usize, x: &[f64]) -> (Vec<f64>, Vec<f64>
             g[j * k + i] = v;
         }
     }
-    (bx, g)
 }
 
 /// log p(X | Z) for row n set to `z`, up to terms that do not depend on `z` (module
@@ -379,7 +422,8 @@ mod tests {
         let xx: f64 = x.row(n).iter().map(|v| v * v).sum();
         let base = collapsed_log_lik(x.view(), &zm, h.sigma_x, h.sigma_a);
         let mut u = vec![0.0; 3];
-        let (bx, g) = projections(&bm, 3, 3, x.row(n));
+        let (mut bx, mut g) = (vec![7.0; 9], Vec::new());
+        projections(&bm, 3, 3, x.row(n), &mut bx, &mut g);
         for pattern in 0..8u32 {
             let zr: Vec<f64> = (0..3).map(|c| f64::from((pattern >> c) & 1)).collect();
             for j in 0..3usize {

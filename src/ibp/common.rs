@@ -44,16 +44,33 @@ pub(crate) fn draw_binary(l0: f64, l1: f64, rng: &mut ChaCha8Rng) -> bool {
 
 /// Draws an index with probability ∝ exp(`logw`).
 pub(crate) fn draw_log_weighted(logw: &[f64], rng: &mut ChaCha8Rng) -> usize {
+    draw_log_weighted_with(logw, &mut Vec::new(), rng)
+}
+
+/// [`draw_log_weighted`] with the weights written into `buf` (no allocation once it is large
+/// enough); the same draw.
+pub(crate) fn draw_log_weighted_with(
+    logw: &[f64],
+    buf: &mut Vec<f64>,
+    rng: &mut ChaCha8Rng,
+) -> usize {
     let max = logw.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let w: Vec<f64> = logw.iter().map(|l| (l - max).exp()).collect();
-    draw_weighted(&w, rng)
+    buf.clear();
+    buf.extend(logw.iter().map(|l| (l - max).exp()));
+    draw_weighted(buf, rng)
 }
 
 /// log Poisson(j; λ) up to the constant −λ, for j = 0..=j_max: j log λ − log j!.
 pub(crate) fn log_poisson_unnorm(lambda: f64, j_max: usize) -> Vec<f64> {
-    (0..=j_max)
-        .map(|j| j as f64 * lambda.ln() - ln_factorial(j))
-        .collect()
+    let mut out = Vec::new();
+    log_poisson_unnorm_into(lambda, j_max, &mut out);
+    out
+}
+
+/// [`log_poisson_unnorm`] written into `out` (replacing its contents).
+pub(crate) fn log_poisson_unnorm_into(lambda: f64, j_max: usize, out: &mut Vec<f64>) {
+    out.clear();
+    out.extend((0..=j_max).map(|j| j as f64 * lambda.ln() - ln_factorial(j)));
 }
 
 /// The prior weights of z_nk given the other rows: log(m/N) for z = 1 and log((N − m)/N)

@@ -24,8 +24,8 @@
 //! `refresh` sweeps against rounding drift.
 
 use super::common::{
-    Hyper, block_log_prior, block_prior_terms, draw_binary, draw_log_weighted,
-    draw_log_weighted_with, log_poisson_unnorm_into, log_prior_flip, pick_block,
+    Hyper, block_log_prior, block_prior_terms_into, draw_binary, draw_log_weighted_with,
+    log_poisson_unnorm_into, log_prior_flip, pick_block_into,
 };
 use super::dense::{chol_inverse, cholesky, grow_diag, matvec, remove_index};
 use super::model::gram;
@@ -46,7 +46,8 @@ pub(crate) struct Collapsed {
     /// Recompute M⁻¹ and B from Z every this many sweeps (0: never).
     refresh: usize,
     sweeps: usize,
-    scratch: Scratch,
+    /// Boxed, so that the sampler stays small beside the others in `params::Chain`.
+    scratch: Box<Scratch>,
 }
 
 /// Buffers of one row's update, kept from row to row so that a row allocates nothing unless
@@ -61,6 +62,16 @@ struct Scratch {
     order: Vec<usize>,
     logw: Vec<f64>,
     weights: Vec<f64>,
+    blocks: Blocks,
+}
+
+/// Buffers of the block update (`common::pick_block`).
+#[derive(Clone, Debug, Default)]
+struct Blocks {
+    eligible: Vec<usize>,
+    block: Vec<usize>,
+    m_minus: Vec<usize>,
+    terms: Vec<(f64, f64)>,
 }
 
 /// M⁻¹ and ZᵀX recomputed from Z.
@@ -85,7 +96,7 @@ impl Collapsed {
             b,
             refresh,
             sweeps: 0,
-            scratch: Scratch::default(),
+            scratch: Box::default(),
         }
     }
 
@@ -132,7 +143,8 @@ impl Collapsed {
             mut order,
             mut logw,
             mut weights,
-        } = std::mem::take(&mut self.scratch);
+            mut blocks,
+        } = std::mem::take(&mut *self.scratch);
         self.feats.row_into(n, &mut z);
 
         // Take row n out: Q = M⁻¹ + w wᵀ/(1 − zᵀw) with w = M⁻¹z, B₋ = B − z xᵀ.
@@ -184,35 +196,43 @@ impl Collapsed {
         }
         // The joint update on a block of shared features (`common::pick_block`).
         if self.hyper.block >= 2 {
-            let eligible: Vec<usize> = (0..k)
-                .filter(|&c| self.feats.m(c) > usize::from(z[c] != 0.0))
-                .collect();
+            let Blocks {
+                eligible,
+                block,
+                m_minus,
+                terms,
+            } = &mut blocks;
+            eligible.clear();
+            eligible.extend((0..k).filter(|&c| self.feats.m(c) > usize::from(z[c] != 0.0)));
             if eligible.len() >= 2 {
-                let block = pick_block(&eligible, self.hyper.block, rng);
-                let m_minus: Vec<usize> = block
-                    .iter()
-                    .map(|&c| self.feats.m(c) - usize::from(z[c] != 0.0))
-                    .collect();
-                let terms = block_prior_terms(&m_minus, nn, self.hyper.block_fault);
+                pick_block_into(eligible, self.hyper.block, rng, block);
+                m_minus.clear();
+                m_minus.extend(
+                    block
+                        .iter()
+                        .map(|&c| self.feats.m(c) - usize::from(z[c] != 0.0)),
+                );
+                block_prior_terms_into(m_minus, nn, self.hyper.block_fault, terms);
                 let now: usize = block
                     .iter()
                     .enumerate()
                     .map(|(t, &c)| usize::from(z[c] != 0.0) << t)
                     .sum();
-                let logw: Vec<f64> = (0..1usize << block.len())
-                    .map(|bits| {
-                        for (t, &c) in block.iter().enumerate() {
-                            z[c] = f64::from(u8::from((bits >> t) & 1 == 1));
-                        }
-                        block_log_prior(&terms, bits)
+                logw.clear();
+                for bits in 0..1usize << block.len() {
+                    for (t, &c) in block.iter().enumerate() {
+                        z[c] = f64::from(u8::from((bits >> t) & 1 == 1));
+                    }
+                    logw.push(
+                        block_log_prior(terms, bits)
                             + if bits == now {
                                 cur
                             } else {
                                 row_loglik(&q, &g, &bx, &z, d, xx, s2, 0.0, &mut u)
-                            }
-                    })
-                    .collect();
-                let bits = draw_log_weighted(&logw, rng);
+                            },
+                    );
+                }
+                let bits = draw_log_weighted_with(&logw, &mut weights, rng);
                 for (t, &c) in block.iter().enumerate() {
                     let on = (bits >> t) & 1 == 1;
                     z[c] = f64::from(u8::from(on));
@@ -239,8 +259,10 @@ impl Collapsed {
         u.truncate(k);
         let kmax = self.hyper.k_new_max;
         log_poisson_unnorm_into(self.hyper.alpha / nn as f64, kmax, &mut logw);
+        // z is the same for every j: only c changes.
+        let terms = row_terms(&q, &g, &bx, &z, &mut u);
         for (j, lw) in logw.iter_mut().enumerate() {
-            *lw += row_loglik(&q, &g, &bx, &z, d, xx, s2, j as f64 / r, &mut u);
+            *lw += loglik_of(terms, d, xx, s2, j as f64 / r);
         }
         let j = draw_log_weighted_with(&logw, &mut weights, rng);
         if j > 0 {
@@ -270,7 +292,7 @@ impl Collapsed {
         }
         self.minv = q;
         self.b = bm;
-        self.scratch = Scratch {
+        *self.scratch = Scratch {
             z,
             w,
             u,
@@ -279,6 +301,7 @@ impl Collapsed {
             order,
             logw,
             weights,
+            blocks,
         };
     }
 }
@@ -326,6 +349,11 @@ fn row_loglik(
     extra_c: f64,
     u: &mut [f64],
 ) -> f64 {
+    loglik_of(row_terms(q, g, bx, z, u), d, xx, s2, extra_c)
+}
+
+/// The parts of [`row_loglik`] that depend on z only: (zᵀu, v·x, v·v) with u = Qz.
+fn row_terms(q: &[f64], g: &[f64], bx: &[f64], z: &[f64], u: &mut [f64]) -> (f64, f64, f64) {
     let k = z.len();
     // u = Q z over the non-zero entries of z (Q is symmetric: column j is row j).
     u.iter_mut().for_each(|v| *v = 0.0);
@@ -337,7 +365,6 @@ fn row_loglik(
         }
     }
     let ztu: f64 = z.iter().zip(u.iter()).map(|(a, b)| a * b).sum();
-    let c = 1.0 + ztu + extra_c;
     let vx: f64 = u.iter().zip(bx).map(|(a, b)| a * b).sum();
     let mut vv = 0.0;
     for (i, &ui) in u.iter().enumerate() {
@@ -350,6 +377,12 @@ fn row_loglik(
             vv += ui * gu;
         }
     }
+    (ztu, vx, vv)
+}
+
+/// [`row_loglik`] from the terms of [`row_terms`].
+fn loglik_of((ztu, vx, vv): (f64, f64, f64), d: usize, xx: f64, s2: f64, extra_c: f64) -> f64 {
+    let c = 1.0 + ztu + extra_c;
     let cm1 = c - 1.0;
     let explained = 2.0 * vx + cm1 * xx - (vv + 2.0 * cm1 * vx + cm1 * cm1 * xx) / c;
     -0.5 * d as f64 * c.ln() + explained / (2.0 * s2)

@@ -97,14 +97,26 @@ pub(crate) fn shuffled(k: usize, rng: &mut ChaCha8Rng) -> Vec<usize> {
 /// row between, e.g., {a + b} and {a, b} — two features taking the place of their sum — in one
 /// step where single-entry moves must cross a state that fits the row far worse.
 pub(crate) fn pick_block(eligible: &[usize], b: usize, rng: &mut ChaCha8Rng) -> Vec<usize> {
-    let mut pool = eligible.to_vec();
+    let mut pool = Vec::new();
+    pick_block_into(eligible, b, rng, &mut pool);
+    pool
+}
+
+/// [`pick_block`] written into `pool` (replacing its contents); the same draw.
+pub(crate) fn pick_block_into(
+    eligible: &[usize],
+    b: usize,
+    rng: &mut ChaCha8Rng,
+    pool: &mut Vec<usize>,
+) {
+    pool.clear();
+    pool.extend_from_slice(eligible);
     let b = b.min(pool.len());
     for t in 0..b {
         let u = rng.random_range(t..pool.len());
         pool.swap(t, u);
     }
     pool.truncate(b);
-    pool
 }
 
 /// The t-th value of the binary reflected Gray code: consecutive values differ in one bit.
@@ -117,17 +129,27 @@ pub(crate) fn gray(t: usize) -> usize {
 /// row so that each of the 2^b values costs b additions, not 2b logarithms.
 /// `fault` is [`BlockFault::None`] except in the tests that break it on purpose.
 pub(crate) fn block_prior_terms(m_minus: &[usize], n: usize, fault: BlockFault) -> Vec<(f64, f64)> {
-    m_minus
-        .iter()
-        .map(|&m| match fault {
-            BlockFault::None => log_prior_flip(m, n),
-            BlockFault::NoPrior => (0.0, 0.0),
-            BlockFault::OtherRowsShare => {
-                let others = (n - 1) as f64;
-                (((n - 1 - m) as f64 / others).ln(), (m as f64 / others).ln())
-            }
-        })
-        .collect()
+    let mut terms = Vec::new();
+    block_prior_terms_into(m_minus, n, fault, &mut terms);
+    terms
+}
+
+/// [`block_prior_terms`] written into `terms` (replacing its contents).
+pub(crate) fn block_prior_terms_into(
+    m_minus: &[usize],
+    n: usize,
+    fault: BlockFault,
+    terms: &mut Vec<(f64, f64)>,
+) {
+    terms.clear();
+    terms.extend(m_minus.iter().map(|&m| match fault {
+        BlockFault::None => log_prior_flip(m, n),
+        BlockFault::NoPrior => (0.0, 0.0),
+        BlockFault::OtherRowsShare => {
+            let others = (n - 1) as f64;
+            (((n - 1 - m) as f64 / others).ln(), (m as f64 / others).ln())
+        }
+    }));
 }
 
 /// log prior of the block's values `bits` (bit t for feature `block[t]`), from the terms of

@@ -46,8 +46,12 @@ pub(crate) fn fresh_information(
     feats: &Feats,
     hyper: &Hyper,
 ) -> (Vec<f64>, Vec<f64>) {
-    let k = feats.k();
     let (ztz, ztx) = gram(x.view(), &feats.to_row_matrix());
+    information_of_gram(&ztz, &ztx, feats.k(), hyper)
+}
+
+/// (P, h) from ZᵀZ (`k × k`) and ZᵀX.
+fn information_of_gram(ztz: &[f64], ztx: &[f64], k: usize, hyper: &Hyper) -> (Vec<f64>, Vec<f64>) {
     let (sx2, sa2) = (hyper.sigma_x.powi(2), hyper.sigma_a.powi(2));
     let mut p: Vec<f64> = ztz.iter().map(|v| v / sx2).collect();
     for i in 0..k {
@@ -70,10 +74,14 @@ impl Accelerated {
         }
     }
 
-    /// Replaces the hyperparameters and recomputes P and h (which depend on the σ's).
-    pub fn set_hyper(&mut self, x: &RowMatrix, hyper: Hyper) {
+    /// Replaces the hyperparameters and recomputes P and h (which depend on the σ's), from
+    /// `gram` = (ZᵀZ, ZᵀX) of the current Z when the caller has them, else from Z and `x`.
+    pub fn set_hyper(&mut self, x: &RowMatrix, hyper: Hyper, gram: Option<(&[f64], &[f64])>) {
         self.hyper = hyper;
-        let (p, h) = fresh_information(x, &self.feats, &self.hyper);
+        let (p, h) = match gram {
+            Some((ztz, ztx)) => information_of_gram(ztz, ztx, self.feats.k(), &hyper),
+            None => fresh_information(x, &self.feats, &self.hyper),
+        };
         self.p = p;
         self.h = h;
     }

@@ -76,8 +76,12 @@ struct Blocks {
 
 /// M⁻¹ and ZᵀX recomputed from Z.
 pub(crate) fn fresh_state(x: &RowMatrix, feats: &Feats, hyper: &Hyper) -> (Vec<f64>, Vec<f64>) {
-    let k = feats.k();
-    let (mut m, b) = gram(x.view(), &feats.to_row_matrix());
+    let (ztz, ztx) = gram(x.view(), &feats.to_row_matrix());
+    state_of_gram(ztz, ztx, feats.k(), hyper)
+}
+
+/// M⁻¹ and ZᵀX from ZᵀZ (`m`, `k × k`) and ZᵀX (`b`).
+fn state_of_gram(mut m: Vec<f64>, b: Vec<f64>, k: usize, hyper: &Hyper) -> (Vec<f64>, Vec<f64>) {
     let r = (hyper.sigma_x / hyper.sigma_a).powi(2);
     for i in 0..k {
         m[i * k + i] += r;
@@ -100,10 +104,14 @@ impl Collapsed {
         }
     }
 
-    /// Replaces the hyperparameters and recomputes M⁻¹ (which depends on σ_X²/σ_A²).
-    pub fn set_hyper(&mut self, x: &RowMatrix, hyper: Hyper) {
+    /// Replaces the hyperparameters and recomputes M⁻¹ (which depends on σ_X²/σ_A²), from
+    /// `gram` = (ZᵀZ, ZᵀX) of the current Z when the caller has them, else from Z and `x`.
+    pub fn set_hyper(&mut self, x: &RowMatrix, hyper: Hyper, gram: Option<(&[f64], &[f64])>) {
         self.hyper = hyper;
-        let (minv, b) = fresh_state(x, &self.feats, &self.hyper);
+        let (minv, b) = match gram {
+            Some((ztz, ztx)) => state_of_gram(ztz.to_vec(), ztx.to_vec(), self.feats.k(), &hyper),
+            None => fresh_state(x, &self.feats, &self.hyper),
+        };
         self.minv = minv;
         self.b = b;
     }

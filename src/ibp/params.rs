@@ -10,7 +10,7 @@ use super::missing::ColumnPosteriors;
 use super::model::{a_posterior, collapsed_log_lik, log_ibp_prior};
 use super::recode::RecodeFault;
 use super::semi::SemiCollapsed;
-use super::split_merge::{self, Fault};
+use super::split_merge::{self, Fault, Marginal};
 use super::state::Feats;
 use crate::MatrixView;
 use crate::RowMatrix;
@@ -541,11 +541,13 @@ impl Chain {
             Chain::Accelerated(c) => c.sweep(x, rng),
         }
     }
-    fn set_hyper(&mut self, x: &RowMatrix, h: Hyper) {
+    /// New hyperparameters or a new Z: the sampler's own state recomputed, from `gram` =
+    /// (ZᵀZ, ZᵀX) of the current Z and `x` when given.
+    fn set_hyper(&mut self, x: &RowMatrix, h: Hyper, gram: Option<(&[f64], &[f64])>) {
         match self {
-            Chain::Collapsed(c) => c.set_hyper(x, h),
+            Chain::Collapsed(c) => c.set_hyper(x, h, gram),
             Chain::Semi(c) => c.set_hyper(h),
-            Chain::Accelerated(c) => c.set_hyper(x, h),
+            Chain::Accelerated(c) => c.set_hyper(x, h, gram),
         }
     }
     fn feats(&self) -> &Feats {
@@ -555,8 +557,10 @@ impl Chain {
             Chain::Accelerated(c) => &c.feats,
         }
     }
-    /// Split–merge attempts on the chain's Z; the sampler's own state is recomputed when one
-    /// is accepted (the semi-collapsed sampler redraws A at the start of every sweep anyway).
+    /// Split–merge and recoding attempts on the chain's Z. Returns whether one was accepted
+    /// (the sampler's own state must then be recomputed: [`Chain::set_hyper`]; the
+    /// semi-collapsed sampler redraws A at the start of every sweep anyway) and the Gram
+    /// matrices of the Z they leave.
     fn split_merge(
         &mut self,
         x: &RowMatrix,
@@ -564,18 +568,16 @@ impl Chain {
         attempts: (usize, usize),
         faults: (Fault, RecodeFault),
         rng: &mut ChaCha8Rng,
-    ) {
+    ) -> (bool, Option<Marginal>) {
         let feats = match self {
             Chain::Collapsed(c) => &mut c.feats,
             Chain::Semi(c) => &mut c.feats,
             Chain::Accelerated(c) => &mut c.feats,
         };
-        if split_merge::run(
+        let (accepted, gram) = split_merge::run(
             x, feats, &h, attempts.0, attempts.1, faults.0, faults.1, rng,
-        ) > 0
-        {
-            self.set_hyper(x, h);
-        }
+        );
+        (accepted > 0, gram)
     }
 }
 
@@ -749,15 +751,17 @@ impl IbpValidParams {
         for it in 1..=iterations {
             let start = Instant::now();
             chain.sweep(&work, &mut rng);
-            if split_merge > 0 || recode > 0 {
+            let (moved, gram) = if split_merge > 0 || recode > 0 {
                 chain.split_merge(
                     &work,
                     hyper,
                     (split_merge, recode),
                     (self.fault, self.recode_fault),
                     &mut rng,
-                );
-            }
+                )
+            } else {
+                (false, None)
+            };
             let z = chain.feats().to_row_matrix();
             if re_alpha {
                 hyper.alpha = resample_alpha(&z, &mut rng);
@@ -775,8 +779,11 @@ impl IbpValidParams {
             if let Some(h) = hidden {
                 impute(&mut work, h, &z, &hyper, &mut rng);
             }
-            if re_alpha || re_sx || re_sa || hidden.is_some() {
-                chain.set_hyper(&work, hyper);
+            if moved || re_alpha || re_sx || re_sa || hidden.is_some() {
+                // The moves' Gram matrices are those of the final Z, unless imputation has
+                // since changed X.
+                let gram = gram.as_ref().filter(|_| hidden.is_none()).map(Marginal::gram);
+                chain.set_hyper(&work, hyper, gram);
             }
             seconds += start.elapsed().as_secs_f64();
             let log_lik = match hidden {

@@ -86,7 +86,7 @@ pub(crate) enum Outcome {
 
 /// ZᵀZ (`K × K`) and ZᵀX (`K × D`) of the current state, with the constants of Eq. 5.
 #[derive(Clone, Debug, Default)]
-pub(super) struct Marginal {
+pub(crate) struct Marginal {
     k: usize,
     ztz: Vec<f64>,
     ztx: Vec<f64>,
@@ -181,6 +181,67 @@ impl Marginal {
                 }
             }
         }
+    }
+
+    /// The Gram matrices after merging columns `a` < `b` into their union, appended last,
+    /// written to `out` (as [`Marginal::proposal_into`] with the union as the new column);
+    /// `kept` receives the remaining columns. The union's products are those of a plus those
+    /// of b, less those of the rows holding both: only those rows are read.
+    pub(super) fn merged_into(
+        &self,
+        x: &RowMatrix,
+        feats: &Feats,
+        (a, b): (usize, usize),
+        kept: &mut Vec<usize>,
+        out: &mut Marginal,
+    ) {
+        let (d, k) = (x.n_cols(), self.k);
+        kept.clear();
+        kept.extend((0..k).filter(|&c| c != a && c != b));
+        let u = kept.len();
+        let k2 = u + 1;
+        out.k = k2;
+        let (ztz, ztx) = (&mut out.ztz, &mut out.ztx);
+        ztz.clear();
+        ztz.resize(k2 * k2, 0.0);
+        ztx.clear();
+        ztx.resize(k2 * d, 0.0);
+        for (t, &ct) in kept.iter().enumerate() {
+            for (s, &cs) in kept.iter().enumerate() {
+                ztz[t * k2 + s] = self.ztz[ct * k + cs];
+            }
+            let v = self.ztz[a * k + ct] + self.ztz[b * k + ct];
+            ztz[t * k2 + u] = v;
+            ztz[u * k2 + t] = v;
+            ztx[t * d..(t + 1) * d].copy_from_slice(&self.ztx[ct * d..(ct + 1) * d]);
+        }
+        ztz[u * k2 + u] = self.ztz[a * k + a] + self.ztz[b * k + b] - self.ztz[a * k + b];
+        let (ra, rb) = (&self.ztx[a * d..(a + 1) * d], &self.ztx[b * d..(b + 1) * d]);
+        for ((s, &va), &vb) in ztx[u * d..].iter_mut().zip(ra).zip(rb) {
+            *s = va + vb;
+        }
+        let (col_a, col_b) = (feats.col(a), feats.col(b));
+        for (r, _) in col_a
+            .iter()
+            .zip(col_b)
+            .enumerate()
+            .filter(|&(_, (&va, &vb))| va != 0 && vb != 0)
+        {
+            for (t, &ct) in kept.iter().enumerate() {
+                if feats.get(r, ct) {
+                    ztz[t * k2 + u] -= 1.0;
+                    ztz[u * k2 + t] -= 1.0;
+                }
+            }
+            for (s, v) in ztx[u * d..].iter_mut().zip(x.row(r)) {
+                *s -= v;
+            }
+        }
+    }
+
+    /// The Gram matrices ZᵀZ (`K × K`) and ZᵀX (`K × D`).
+    pub(super) fn gram(&self) -> (&[f64], &[f64]) {
+        (&self.ztz, &self.ztx)
     }
 
     /// The posterior mean of A given Z without the columns `gone` (increasing): `kept`
@@ -474,7 +535,8 @@ fn log_q_mixture(alloc: &[(bool, bool)], sams: f64) -> f64 {
 }
 
 /// Runs `attempts` split–merge attempts and `recodes` recoding attempts (module `recode`)
-/// on `feats`, interleaved (one of each while both last); returns how many were accepted.
+/// on `feats`, interleaved (one of each while both last); returns how many were accepted and
+/// the Gram matrices of the final Z ([`Marginal::gram`]), or `None` when no attempt ran.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run(
     x: &RowMatrix,
@@ -485,9 +547,9 @@ pub(crate) fn run(
     fault: Fault,
     recode_fault: RecodeFault,
     rng: &mut ChaCha8Rng,
-) -> usize {
+) -> (usize, Option<Marginal>) {
     if attempts.max(recodes) == 0 || x.n_rows() < 2 {
-        return 0;
+        return (0, None);
     }
     let lf = ln_factorial_table(x.n_rows());
     let mut sc = Scratch::default();
@@ -507,7 +569,7 @@ pub(crate) fn run(
             accepted += 1;
         }
     }
-    accepted
+    (accepted, Some(marg))
 }
 
 /// Applies `attempts` split–merge attempts (module documentation) to `z` (`N × K`, non-zero
@@ -685,8 +747,7 @@ fn attempt(
         // without replaying the reverse split (the same decision as with q, at any q). u
         // is drawn before the order of S; both are independent uniform draws, so the order of
         // drawing changes nothing.
-        let cols = [sc.union.as_slice()];
-        marg.proposal_into(x, feats, (gone, &cols), &mut sc.kept, &mut sc.spare);
+        marg.merged_into(x, feats, (pair[0], pair[1]), &mut sc.kept, &mut sc.spare);
         let ll2 = sc.spare.log_lik(d, hyper, &mut sc.lin);
         let m = sc.union.iter().filter(|&&v| v != 0).count();
         let log_prior =
@@ -822,13 +883,28 @@ mod tests {
         let mut f2 = feats.clone();
         f2.remove(2);
         f2.remove(0);
-        f2.push_col(union);
+        f2.push_col(union.clone());
         f2.push_col(block);
         let fresh = Marginal::of(&g.x, &f2);
         assert_eq!(prop.ztz, fresh.ztz);
         for (a, b) in prop.ztx.iter().zip(&fresh.ztx) {
             assert!((a - b).abs() < 1e-12);
         }
+        // The merge's shortcut gives the Gram matrices of the merged Z.
+        let mut merged = Marginal::default();
+        marg.merged_into(&g.x, &feats, (0, 2), &mut sc.kept, &mut merged);
+        let mut f4 = feats.clone();
+        f4.remove(2);
+        f4.remove(0);
+        f4.push_col(union.clone());
+        let fresh = Marginal::of(&g.x, &f4);
+        assert_eq!(merged.k, fresh.k);
+        assert_eq!(merged.ztz, fresh.ztz);
+        for (a, b) in merged.ztx.iter().zip(&fresh.ztx) {
+            assert!((a - b).abs() < 1e-12);
+        }
+        // Columns 0 and 2 overlap, so the rows holding both were subtracted.
+        assert!((0..n).any(|r| feats.get(r, 0) && feats.get(r, 2)));
         // The posterior mean without a column equals the one of the smaller Z.
         marg.mean_without(&[1], (d, &h), &mut sc.kept, &mut sc.lin);
         let (kept, mean) = (&sc.kept, &sc.lin.b);

@@ -31,6 +31,7 @@ use super::dense::{chol_inverse, cholesky, grow_diag, matvec, remove_index};
 use super::model::gram;
 use super::state::Feats;
 use crate::RowMatrix;
+use crate::linalg::dot;
 use crate::restarts::shuffle;
 use rand_chacha::ChaCha8Rng;
 
@@ -164,15 +165,17 @@ impl Collapsed {
             w.resize(k, 0.0);
             matvec(&q, k, &z, &mut w);
             let den = 1.0 - z.iter().zip(&w).map(|(a, b)| a * b).sum::<f64>();
-            for i in 0..k {
-                for j in 0..k {
-                    q[i * k + j] += w[i] * w[j] / den;
-                }
-                if z[i] != 0.0 {
-                    for c in 0..d {
-                        bm[i * d + c] -= xn[c];
-                    }
-                }
+            for (qi, &wi) in q.chunks_exact_mut(k).zip(&w) {
+                qi.iter_mut()
+                    .zip(&w)
+                    .for_each(|(v, &wj)| *v += wi * wj / den);
+            }
+            for (bi, _) in bm
+                .chunks_exact_mut(d.max(1))
+                .zip(&z)
+                .filter(|(_, zi)| **zi != 0.0)
+            {
+                bi.iter_mut().zip(xn).for_each(|(v, xc)| *v -= xc);
             }
         }
         // B₋x and G = B₋B₋ᵀ: with them each evaluation costs O(K²), not O(KD) (`row_loglik`).
@@ -288,15 +291,15 @@ impl Collapsed {
         u.resize(k, 0.0);
         matvec(&q, k, &z, &mut u);
         let c = 1.0 + z.iter().zip(&u).map(|(a, b)| a * b).sum::<f64>();
-        for i in 0..k {
-            for jj in 0..k {
-                q[i * k + jj] -= u[i] * u[jj] / c;
-            }
-            if z[i] != 0.0 {
-                for cc in 0..d {
-                    bm[i * d + cc] += xn[cc];
-                }
-            }
+        for (qi, &ui) in q.chunks_exact_mut(k.max(1)).zip(&u) {
+            qi.iter_mut().zip(&u).for_each(|(v, &uj)| *v -= ui * uj / c);
+        }
+        for (bi, _) in bm
+            .chunks_exact_mut(d.max(1))
+            .zip(&z)
+            .filter(|(_, zi)| **zi != 0.0)
+        {
+            bi.iter_mut().zip(xn).for_each(|(v, xc)| *v += xc);
         }
         self.minv = q;
         self.b = bm;
@@ -316,25 +319,16 @@ impl Collapsed {
 
 /// B₋x (`K`, into `bx`) and G = B₋B₋ᵀ (`K × K`, into `g`) for `bm` = B₋ (`K × D`) and row
 /// `x`.
+/// The products run in four lanes (`linalg::dot`).
 fn projections(bm: &[f64], k: usize, d: usize, x: &[f64], bx: &mut Vec<f64>, g: &mut Vec<f64>) {
+    let row = |i: usize| &bm[i * d..(i + 1) * d];
     bx.clear();
-    bx.extend((0..k).map(|i| {
-        bm[i * d..(i + 1) * d]
-            .iter()
-            .zip(x)
-            .map(|(a, b)| a * b)
-            .sum::<f64>()
-    }));
+    bx.extend((0..k).map(|i| dot(row(i), x)));
     g.clear();
     g.resize(k * k, 0.0);
     for i in 0..k {
-        let bi = &bm[i * d..(i + 1) * d];
         for j in 0..=i {
-            let v: f64 = bi
-                .iter()
-                .zip(&bm[j * d..(j + 1) * d])
-                .map(|(a, b)| a * b)
-                .sum();
+            let v = dot(row(i), row(j));
             g[i * k + j] = v;
             g[j * k + i] = v;
         }

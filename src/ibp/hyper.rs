@@ -67,12 +67,11 @@ pub(crate) fn resample_sigmas(
     let (n, d, k) = (x.n_rows(), x.n_cols(), z.n_cols());
     let a = a_posterior(x.view(), z, sigma_x, sigma_a).draw(rng);
     let mut rss = 0.0;
+    let mut r = vec![0.0; d];
     for i in 0..n {
-        let mut r = x.row(i).to_vec();
-        for c in 0..k {
-            if z.row(i)[c] != 0.0 {
-                r.iter_mut().zip(a.row(c)).for_each(|(v, w)| *v -= w);
-            }
+        r.copy_from_slice(x.row(i));
+        for (c, _) in z.row(i).iter().enumerate().filter(|(_, v)| **v != 0.0) {
+            r.iter_mut().zip(a.row(c)).for_each(|(v, w)| *v -= w);
         }
         rss += r.iter().map(|v| v * v).sum::<f64>();
     }

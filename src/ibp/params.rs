@@ -782,7 +782,10 @@ impl IbpValidParams {
             if moved || re_alpha || re_sx || re_sa || hidden.is_some() {
                 // The moves' Gram matrices are those of the final Z, unless imputation has
                 // since changed X.
-                let gram = gram.as_ref().filter(|_| hidden.is_none()).map(Marginal::gram);
+                let gram = gram
+                    .as_ref()
+                    .filter(|_| hidden.is_none())
+                    .map(Marginal::gram);
                 chain.set_hyper(&work, hyper, gram);
             }
             seconds += start.elapsed().as_secs_f64();

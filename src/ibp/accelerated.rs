@@ -24,6 +24,7 @@ use super::dense::{chol_inverse, chol_logdet, cholesky, forward, grow_diag, remo
 use super::model::gram;
 use super::state::Feats;
 use crate::RowMatrix;
+use crate::linalg::sq_dist;
 use rand_chacha::ChaCha8Rng;
 
 /// State of the accelerated sampler.
@@ -117,9 +118,9 @@ impl Accelerated {
     fn apply_row(&mut self, x: &RowMatrix, n: usize, sign: f64) {
         let (k, d) = (self.feats.k(), x.n_cols());
         let s = sign / self.hyper.sigma_x.powi(2);
-        let on: Vec<usize> = (0..k).filter(|&c| self.feats.get(n, c)).collect();
-        for &i in &on {
-            for &j in &on {
+        let feats = &self.feats;
+        for i in (0..k).filter(|&c| feats.get(n, c)) {
+            for j in (0..k).filter(|&c| feats.get(n, c)) {
                 self.p[i * k + j] += s;
             }
             for (t, v) in self.h[i * d..(i + 1) * d].iter_mut().zip(x.row(n)) {
@@ -148,6 +149,9 @@ impl Accelerated {
         // The row's current value, scored incrementally.
         let mut z = u;
         let mut fit = RowFit::new(&z, mo);
+        // `cur` is the value of the row as it stands, so each flip evaluates only the other
+        // value.
+        let mut cur = fit.loglik(xn, sx2, 0.0);
         for c in shuffled(k, rng) {
             let on_now = self.feats.get(n, c);
             let m_minus = self.feats.m(c) - usize::from(on_now);
@@ -155,16 +159,14 @@ impl Accelerated {
                 continue;
             }
             let (p0, p1) = log_prior_flip(m_minus, nn);
-            if on_now {
-                fit.flip(c, &mut z, mo);
-            }
-            let l0 = fit.loglik(xn, sx2, 0.0);
             fit.flip(c, &mut z, mo);
-            let l1 = fit.loglik(xn, sx2, 0.0);
+            let other = fit.loglik(xn, sx2, 0.0);
+            let (l0, l1) = if on_now { (other, cur) } else { (cur, other) };
             let on = draw_binary(p0 + l0, p1 + l1, rng);
-            if !on {
+            if on == on_now {
                 fit.flip(c, &mut z, mo);
             }
+            cur = if on { l1 } else { l0 };
             self.feats.set(n, c, on);
         }
         if self.hyper.block >= 2 {
@@ -185,8 +187,10 @@ impl Accelerated {
         }
         // New features (Eq. 4).
         let mut logw = log_poisson_unnorm(self.hyper.alpha / nn as f64, self.hyper.k_new_max);
+        // z is the same for every j: only the variance changes.
+        let sq = sq_dist(xn, &fit.mean);
         for (j, lw) in logw.iter_mut().enumerate() {
-            *lw += fit.loglik(xn, sx2, j as f64 * sa2);
+            *lw += fit.loglik_of(sq, d, sx2 + j as f64 * sa2);
         }
         let j = draw_log_weighted(&logw, rng);
         if j > 0 {
@@ -389,6 +393,9 @@ struct Moments {
     d: usize,
     sigma: Vec<f64>,
     mu: Vec<f64>,
+    /// Buffers of [`Moments::update`] (no state).
+    g: Vec<f64>,
+    resid: Vec<f64>,
 }
 
 impl Moments {
@@ -405,23 +412,31 @@ impl Moments {
                 }
             }
         }
-        Self { k, d, sigma, mu }
+        Self {
+            k,
+            d,
+            sigma,
+            mu,
+            g: Vec::new(),
+            resid: Vec::new(),
+        }
     }
 
     /// Adds (`sign` = 1) or removes (−1) an observation x with design `z` and noise σ_X²:
     /// with g = Σz and s = σ_X² + sign·zᵀg, Σ −= sign·g gᵀ/s and μ += sign·g (x − zᵀμ)ᵀ/s.
     fn update(&mut self, z: &[f64], x: &[f64], sign: f64, sx2: f64) {
         let (k, d) = (self.k, self.d);
-        let g: Vec<f64> = (0..k)
-            .map(|i| {
-                (0..k)
-                    .filter(|&j| z[j] != 0.0)
-                    .map(|j| self.sigma[i * k + j])
-                    .sum()
-            })
-            .collect();
+        let (mut g, mut resid) = (std::mem::take(&mut self.g), std::mem::take(&mut self.resid));
+        g.clear();
+        g.extend((0..k).map(|i| {
+            (0..k)
+                .filter(|&j| z[j] != 0.0)
+                .map(|j| self.sigma[i * k + j])
+                .sum::<f64>()
+        }));
         let s = sx2 + sign * (0..k).filter(|&j| z[j] != 0.0).map(|j| g[j]).sum::<f64>();
-        let mut resid = x.to_vec();
+        resid.clear();
+        resid.extend_from_slice(x);
         for j in (0..k).filter(|&j| z[j] != 0.0) {
             for (r, m) in resid.iter_mut().zip(&self.mu[j * d..(j + 1) * d]) {
                 *r -= m;
@@ -440,6 +455,7 @@ impl Moments {
                 *m += f * r;
             }
         }
+        (self.g, self.resid) = (g, resid);
     }
 
     fn remove(&mut self, c: usize) {
@@ -498,13 +514,13 @@ impl RowFit {
 
     /// log N(x; zᵀμ, (zᵀΣz + σ_X² + extra) I) up to −(D/2) log 2π.
     fn loglik(&self, x: &[f64], sx2: f64, extra: f64) -> f64 {
-        let var = self.q + sx2 + extra;
-        let sq: f64 = x
-            .iter()
-            .zip(&self.mean)
-            .map(|(a, b)| (a - b) * (a - b))
-            .sum();
-        -0.5 * x.len() as f64 * var.ln() - 0.5 * sq / var
+        self.loglik_of(sq_dist(x, &self.mean), x.len(), sx2 + extra)
+    }
+
+    /// [`RowFit::loglik`] from ‖x − zᵀμ‖² (`sq`), which `extra` does not change; D = `d`.
+    fn loglik_of(&self, sq: f64, d: usize, noise: f64) -> f64 {
+        let var = self.q + noise;
+        -0.5 * d as f64 * var.ln() - 0.5 * sq / var
     }
 }
 

@@ -11,15 +11,22 @@ use rand_chacha::ChaCha8Rng;
 /// Lower Cholesky factor L of a symmetric positive-definite `k × k` matrix (A = L Lᵀ), or
 /// `None` when a pivot is not positive.
 pub(crate) fn cholesky(a: &[f64], k: usize) -> Option<Vec<f64>> {
+    let mut l = Vec::new();
+    cholesky_into(a, k, &mut l).then_some(l)
+}
+
+/// [`cholesky`] into `l` (resized to `k × k`); false when a pivot is not positive.
+pub(crate) fn cholesky_into(a: &[f64], k: usize, l: &mut Vec<f64>) -> bool {
     debug_assert_eq!(a.len(), k * k);
-    let mut l = vec![0.0; k * k];
+    l.clear();
+    l.resize(k * k, 0.0);
     for j in 0..k {
         let mut s = a[j * k + j];
         for p in 0..j {
             s -= l[j * k + p] * l[j * k + p];
         }
         if s.is_nan() || s <= 0.0 {
-            return None;
+            return false;
         }
         let ljj = s.sqrt();
         l[j * k + j] = ljj;
@@ -31,7 +38,7 @@ pub(crate) fn cholesky(a: &[f64], k: usize) -> Option<Vec<f64>> {
             l[i * k + j] = v / ljj;
         }
     }
-    Some(l)
+    true
 }
 
 /// log det A = 2 Σ_i log L_ii from the Cholesky factor of A.

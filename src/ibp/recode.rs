@@ -44,7 +44,7 @@
 //! and Cholesky factor of the split–merge moves, O(N K + m D + K³ + K² D).
 
 use super::common::Hyper;
-use super::split_merge::{self, Fault, Marginal, log_f};
+use super::split_merge::{self, Fault, Marginal, Scratch, log_f};
 use super::state::Feats;
 use crate::RowMatrix;
 use rand::RngExt;
@@ -152,18 +152,15 @@ fn pair(k: usize, rng: &mut ChaCha8Rng) -> (usize, usize) {
     (a.min(b), a.max(b))
 }
 
-/// One recoding attempt on `feats` (module documentation), with `marg`/`ll` the Gram
-/// matrices and log-likelihood of the current state, kept up to date. Returns whether a
-/// proposal was accepted.
-#[allow(clippy::too_many_arguments)]
+/// One recoding attempt on `state` (module documentation): the features, their Gram
+/// matrices and log p(X | Z), kept up to date. Returns whether a proposal was accepted.
 pub(super) fn attempt(
     x: &RowMatrix,
-    feats: &mut Feats,
-    marg: &mut Marginal,
-    ll: &mut f64,
+    (feats, marg, ll): (&mut Feats, &mut Marginal, &mut f64),
     hyper: &Hyper,
     lf: &[f64],
     fault: RecodeFault,
+    sc: &mut Scratch,
     rng: &mut ChaCha8Rng,
 ) -> bool {
     let k = feats.k();
@@ -234,8 +231,9 @@ pub(super) fn attempt(
         _ => return false,
     };
     let d = x.n_cols();
-    let prop = marg.proposal(x, feats, &gone, &new);
-    let ll2 = prop.log_lik(d, hyper);
+    let new_cols: Vec<&[u8]> = new.iter().map(Vec::as_slice).collect();
+    marg.proposal_into(x, feats, (&gone, &new_cols), &mut sc.kept, &mut sc.spare);
+    let ll2 = sc.spare.log_lik(d, hyper, &mut sc.lin);
     let mut log_r = ll2 - *ll + log_extra;
     if fault != RecodeFault::NoPrior {
         let m_of = |c: &[u8]| c.iter().filter(|&&v| v != 0).count();
@@ -249,7 +247,7 @@ pub(super) fn attempt(
         for col in new {
             feats.push_col(col);
         }
-        *marg = prop;
+        std::mem::swap(marg, &mut sc.spare);
         *ll = ll2;
         true
     } else {

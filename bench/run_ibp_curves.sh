@@ -17,7 +17,8 @@
 # PyIBP runs SWEEPS sweeps from its own prior draw (seed SEED), hyperparameters fixed; its
 # trace has the sampling time (sampleZ) and logLike() after every sweep. madbayes runs
 # examples/bench_ibp_curves.rs: each sampler (collapsed, semi-collapsed, accelerated), one
-# chain of SWEEPS sweeps on one thread (seed SEED), in three forms — defaults (as it comes:
+# chain of SWEEPS sweeps on one thread (seed SEED + 1000: `gen blocks` draws the data from the
+# stream a chain of seed SEED would use), in four forms — defaults (as it comes:
 # α, σ_X, σ_A resampled), plain (D-V&G's sampler at the fixed α, σ's: PyIBP's target),
 # moves (the defaults' moves at the fixed α, σ's) and prior (moves, started from a prior draw
 # as PyIBP is) — every sweep's Z scored at the data set's
@@ -82,7 +83,8 @@ np.savetxt(sys.argv[2], x - x.mean(axis=0), delimiter=',', fmt='%.17g')" "$d/gen
     fi
     stamp "$set: madbayes"
     "$curves" --x "$d/x.csv" --alpha 1 --sigma-x 0.5 --sigma-a "$sigma_a" --sweeps "$sweeps" \
-        --seed "$seed" --forms defaults,plain,moves,prior --clock "$clock" --out "$d/madbayes.csv"
+        --seed "$((seed + 1000))" --forms defaults,plain,moves,prior --clock "$clock" \
+        --out "$d/madbayes.csv"
     stamp "$set: done"
     runs+=("$set=$d")
 done

@@ -20,8 +20,10 @@
 //! log p(X | Z) = −(D/2) log c + \[2 v·x + (c−1)‖x‖² − ‖v + (c−1)x‖²/c\] / (2σ_X²).
 //! j new singleton columns only add j/r to c (Q grows by I/r, B₋ by zero rows), and the
 //! K-dependent constants of Eq. 5 cancel the j log r of log det M, so the same expression
-//! with c_j = c + j/r gives p(X | Z_new). M⁻¹ and B are recomputed from Z every
-//! `refresh` sweeps against rounding drift.
+//! with c_j = c + j/r gives p(X | Z_new). v·v = uᵀGu needs G = B₋B₋ᵀ: it comes from
+//! H = BBᵀ, kept up to date like M⁻¹ and B, as G = H − (B₋x)zᵀ − z(B₋x)ᵀ − ‖x‖²zzᵀ in O(K²)
+//! per row (a product of B₋ with itself would cost O(K²D)). M⁻¹, B and H are recomputed from
+//! Z every `refresh` sweeps against rounding drift.
 
 use super::common::{
     Hyper, block_log_prior, block_prior_terms_into, draw_binary, draw_log_weighted_with,
@@ -44,6 +46,8 @@ pub(crate) struct Collapsed {
     minv: Vec<f64>,
     /// B = ZᵀX, `K × D`.
     b: Vec<f64>,
+    /// H = BBᵀ, `K × K`.
+    bbt: Vec<f64>,
     /// Recompute M⁻¹ and B from Z every this many sweeps (0: never).
     refresh: usize,
     sweeps: usize,
@@ -91,14 +95,30 @@ fn state_of_gram(mut m: Vec<f64>, b: Vec<f64>, k: usize, hyper: &Hyper) -> (Vec<
     (chol_inverse(&l, k), b)
 }
 
+/// H = BBᵀ (`k × k`) for B (`k × d`), by four-lane products.
+fn outer_of(b: &[f64], k: usize, d: usize) -> Vec<f64> {
+    let row = |i: usize| &b[i * d..(i + 1) * d];
+    let mut h = vec![0.0; k * k];
+    for i in 0..k {
+        for j in 0..=i {
+            let v = dot(row(i), row(j));
+            h[i * k + j] = v;
+            h[j * k + i] = v;
+        }
+    }
+    h
+}
+
 impl Collapsed {
     pub fn new(x: &RowMatrix, feats: Feats, hyper: Hyper, refresh: usize) -> Self {
         let (minv, b) = fresh_state(x, &feats, &hyper);
+        let bbt = outer_of(&b, feats.k(), x.n_cols());
         Self {
             feats,
             hyper,
             minv,
             b,
+            bbt,
             refresh,
             sweeps: 0,
             scratch: Box::default(),
@@ -113,6 +133,7 @@ impl Collapsed {
             Some((ztz, ztx)) => state_of_gram(ztz.to_vec(), ztx.to_vec(), self.feats.k(), &hyper),
             None => fresh_state(x, &self.feats, &self.hyper),
         };
+        self.bbt = outer_of(&b, self.feats.k(), x.n_cols());
         self.minv = minv;
         self.b = b;
     }
@@ -123,6 +144,12 @@ impl Collapsed {
         (&self.minv, &self.b)
     }
 
+    /// The incrementally maintained H = BBᵀ.
+    #[cfg(test)]
+    fn bbt(&self) -> &[f64] {
+        &self.bbt
+    }
+
     /// One sweep over the rows in order 0..N.
     pub fn sweep(&mut self, x: &RowMatrix, rng: &mut ChaCha8Rng) {
         for n in 0..x.n_rows() {
@@ -131,6 +158,7 @@ impl Collapsed {
         self.sweeps += 1;
         if self.refresh > 0 && self.sweeps.is_multiple_of(self.refresh) {
             let (minv, b) = fresh_state(x, &self.feats, &self.hyper);
+            self.bbt = outer_of(&b, self.feats.k(), x.n_cols());
             self.minv = minv;
             self.b = b;
         }
@@ -160,6 +188,7 @@ impl Collapsed {
         // (In place: M⁻¹ and B are rebuilt from Q and B₋ when the row is put back.)
         let mut q = std::mem::take(&mut self.minv);
         let mut bm = std::mem::take(&mut self.b);
+        let mut h = std::mem::take(&mut self.bbt);
         if z.iter().any(|&v| v != 0.0) {
             w.clear();
             w.resize(k, 0.0);
@@ -179,7 +208,11 @@ impl Collapsed {
             }
         }
         // B₋x and G = B₋B₋ᵀ: with them each evaluation costs O(K²), not O(KD) (`row_loglik`).
-        projections(&bm, k, d, xn, &mut bx, &mut g);
+        // G from H = BBᵀ (module documentation).
+        b_minus_x(&bm, k, d, xn, &mut bx);
+        g.clear();
+        g.extend_from_slice(&h);
+        rank_two_update(&mut g, &bx, &z, xx, -1.0);
         // Existing features (Eq. 3); n's singletons stay in Z meanwhile.
         // `cur` is the value of the row as it stands, so each flip evaluates only the other
         // value (Q, G and B₋x do not change within the row).
@@ -278,6 +311,8 @@ impl Collapsed {
         let j = draw_log_weighted_with(&logw, &mut weights, rng);
         if j > 0 {
             q = grow_diag(&q, k, j, 1.0 / r);
+            g = grow_diag(&g, k, j, 0.0);
+            bx.resize(k + j, 0.0);
             bm.resize((k + j) * d, 0.0);
             z.resize(k + j, 1.0);
             for _ in 0..j {
@@ -301,8 +336,13 @@ impl Collapsed {
         {
             bi.iter_mut().zip(xn).for_each(|(v, xc)| *v += xc);
         }
+        // H = G + (B₋x)zᵀ + z(B₋x)ᵀ + ‖x‖²zzᵀ for the row as it now is.
+        h.clear();
+        h.extend_from_slice(&g);
+        rank_two_update(&mut h, &bx, &z, xx, 1.0);
         self.minv = q;
         self.b = bm;
+        self.bbt = h;
         *self.scratch = Scratch {
             z,
             w,
@@ -317,20 +357,29 @@ impl Collapsed {
     }
 }
 
-/// B₋x (`K`, into `bx`) and G = B₋B₋ᵀ (`K × K`, into `g`) for `bm` = B₋ (`K × D`) and row
-/// `x`.
-/// The products run in four lanes (`linalg::dot`).
-fn projections(bm: &[f64], k: usize, d: usize, x: &[f64], bx: &mut Vec<f64>, g: &mut Vec<f64>) {
-    let row = |i: usize| &bm[i * d..(i + 1) * d];
+/// B₋x (`K`, into `bx`) for `bm` = B₋ (`K × D`) and row `x`, by four-lane products.
+fn b_minus_x(bm: &[f64], k: usize, d: usize, x: &[f64], bx: &mut Vec<f64>) {
     bx.clear();
-    bx.extend((0..k).map(|i| dot(row(i), x)));
-    g.clear();
-    g.resize(k * k, 0.0);
-    for i in 0..k {
-        for j in 0..=i {
-            let v = dot(row(i), row(j));
-            g[i * k + j] = v;
-            g[j * k + i] = v;
+    bx.extend((0..k).map(|i| dot(&bm[i * d..(i + 1) * d], x)));
+}
+
+/// a ← a + sign·(b zᵀ + z bᵀ + xx z zᵀ) for the symmetric `K × K` matrix `a`, K = `z.len()`:
+/// the change of BBᵀ when row x with memberships z joins B (sign 1) or leaves it (−1), b the
+/// product of x with the rows of B without it.
+fn rank_two_update(a: &mut [f64], b: &[f64], z: &[f64], xx: f64, sign: f64) {
+    let k = z.len();
+    for (i, &zi) in z.iter().enumerate() {
+        let row = &mut a[i * k..(i + 1) * k];
+        if zi != 0.0 {
+            for ((v, &zj), &bj) in row.iter_mut().zip(z).zip(b) {
+                *v += sign * (b[i] * zj + bj + xx * zj);
+            }
+        } else {
+            for (v, &zj) in row.iter_mut().zip(z) {
+                if zj != 0.0 {
+                    *v += sign * b[i];
+                }
+            }
         }
     }
 }
@@ -457,8 +506,16 @@ mod tests {
         let xx: f64 = x.row(n).iter().map(|v| v * v).sum();
         let base = collapsed_log_lik(x.view(), &zm, h.sigma_x, h.sigma_a);
         let mut u = vec![0.0; 3];
-        let (mut bx, mut g) = (vec![7.0; 9], Vec::new());
-        projections(&bm, 3, 3, x.row(n), &mut bx, &mut g);
+        let mut bx = vec![7.0; 9];
+        b_minus_x(&bm, 3, 3, x.row(n), &mut bx);
+        let g = outer_of(&bm, 3, 3);
+        // G from H = BBᵀ of the state with row n (the sampler's way) is the same.
+        let (_, b_full) = fresh_state(&x, &Feats::from_matrix(&z), &h);
+        let mut g2 = outer_of(&b_full, 3, 3);
+        rank_two_update(&mut g2, &bx, z.row(n), xx, -1.0);
+        for (a, b) in g.iter().zip(&g2) {
+            assert!((a - b).abs() < 1e-12, "{a} vs {b}");
+        }
         for pattern in 0..8u32 {
             let zr: Vec<f64> = (0..3).map(|c| f64::from((pattern >> c) & 1)).collect();
             for j in 0..3usize {
@@ -496,6 +553,10 @@ mod tests {
             }
             for (a, bb) in b.iter().zip(b2) {
                 assert!((a - bb).abs() < 1e-9);
+            }
+            let h = outer_of(&b, s.feats.k(), 5);
+            for (a, bb) in h.iter().zip(s.bbt()) {
+                assert!((a - bb).abs() < 1e-8 * (1.0 + a.abs()), "H: {a} vs {bb}");
             }
         }
         assert!(worst < 1e-9, "drift of M⁻¹ {worst}");

@@ -136,6 +136,15 @@ impl Marginal {
             + explained / (2.0 * h.sigma_x * h.sigma_x)
     }
 
+    /// Makes this the zero Gram matrices of `k` features in `d` dimensions, reusing its buffers.
+    fn zeroed(&mut self, k: usize, d: usize) {
+        self.k = k;
+        self.ztz.clear();
+        self.ztz.resize(k * k, 0.0);
+        self.ztx.clear();
+        self.ztx.resize(k * d, 0.0);
+    }
+
     /// The Gram matrices after removing the columns `gone` (increasing) and appending `new`,
     /// written to `out`; `kept` receives the remaining columns.
     pub(super) fn proposal_into(
@@ -150,12 +159,8 @@ impl Marginal {
         kept.clear();
         kept.extend((0..self.k).filter(|c| !gone.contains(c)));
         let k2 = kept.len() + new.len();
-        out.k = k2;
+        out.zeroed(k2, d);
         let (ztz, ztx) = (&mut out.ztz, &mut out.ztx);
-        ztz.clear();
-        ztz.resize(k2 * k2, 0.0);
-        ztx.clear();
-        ztx.resize(k2 * d, 0.0);
         for (a, &ca) in kept.iter().enumerate() {
             for (b, &cb) in kept.iter().enumerate() {
                 ztz[a * k2 + b] = self.ztz[ca * self.k + cb];
@@ -200,12 +205,8 @@ impl Marginal {
         kept.extend((0..k).filter(|&c| c != a && c != b));
         let u = kept.len();
         let k2 = u + 1;
-        out.k = k2;
+        out.zeroed(k2, d);
         let (ztz, ztx) = (&mut out.ztz, &mut out.ztx);
-        ztz.clear();
-        ztz.resize(k2 * k2, 0.0);
-        ztx.clear();
-        ztx.resize(k2 * d, 0.0);
         for (t, &ct) in kept.iter().enumerate() {
             for (s, &cs) in kept.iter().enumerate() {
                 ztz[t * k2 + s] = self.ztz[ct * k + cs];
@@ -462,15 +463,15 @@ fn allocate(
         logq += (lw[pick] - max) - total.ln();
         options[pick]
     };
-    for (t, &rr) in norms.iter().enumerate().skip(2) {
-        let prod = (rr, model.dots(row(t)));
-        let z = choose(
-            &OPTIONS,
-            model.log_pred3(d, prod),
-            forced.map(|f| f[t]),
-            rng,
-        );
+    // Row t's memberships among `options`, drawn (or forced) and added to the model.
+    let mut place = |options: &[(bool, bool)], t: usize, model: &mut PairModel, rng: &mut _| {
+        let prod = (norms[t], model.dots(row(t)));
+        let z = choose(options, model.log_pred3(d, prod), forced.map(|f| f[t]), rng);
         model.add(z, row(t), prod, 1.0);
+        z
+    };
+    for t in 2..norms.len() {
+        let z = place(&OPTIONS, t, &mut model, rng);
         alloc.push(z);
     }
     // The anchors' second membership, each with itself taken out of the model.
@@ -478,17 +479,8 @@ fn allocate(
         (0, [(true, false), (true, true)]),
         (1, [(false, true), (true, true)]),
     ] {
-        let rr = norms[t];
-        model.add(alloc[t], row(t), (rr, model.dots(row(t))), -1.0);
-        let prod = (rr, model.dots(row(t)));
-        let z = choose(
-            &options,
-            model.log_pred3(d, prod),
-            forced.map(|f| f[t]),
-            rng,
-        );
-        model.add(z, row(t), prod, 1.0);
-        alloc[t] = z;
+        model.add(alloc[t], row(t), (norms[t], model.dots(row(t))), -1.0);
+        alloc[t] = place(&options, t, &mut model, rng);
     }
     logq
 }

@@ -1028,9 +1028,13 @@ mod tests {
         let fresh = Marginal::of(&g.x, &feats);
         assert_eq!(got.k, feats.k());
         assert_eq!(got.ztz, fresh.ztz);
+        assert_eq!(got.ztx.len(), fresh.ztx.len());
         for (a, b) in got.ztx.iter().zip(&fresh.ztx) {
             assert!((a - b).abs() < 1e-9, "{a} vs {b}");
         }
+        // K changed: some accepted move split, merged, dissolved or fused features, not only
+        // rewrote them in place. (A merge's Gram shortcut made wrong fails the ZᵀX check above.)
+        assert_ne!(feats.k(), 5, "no move changed K");
     }
 
     #[test]

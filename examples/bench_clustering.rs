@@ -202,7 +202,7 @@ fn cmd_dp(a: &Args) -> Res<()> {
     let wall = t.elapsed().as_secs_f64();
     let cpu = cpu_seconds() - c0;
     println!(
-        "{{\"cmd\":\"dp\",\"n\":{n},\"d\":{d},\"penalty\":{penalty},\"restarts\":{restarts},\"plain\":{plain},\"threads\":{threads},\"wall_s\":{wall:.4},\"cpu_s\":{cpu:.4},\"k\":{},\"objective\":{:.10e},\"n_iter\":{}}}",
+        "{{\"cmd\":\"dp\",\"n\":{n},\"d\":{d},\"penalty\":{penalty},\"restarts\":{restarts},\"plain\":{plain},\"threads\":{threads},\"wall_s\":{wall:.4},\"cpu_s\":{cpu:.4},\"k\":{},\"objective\":{:e},\"n_iter\":{}}}",
         fit.k(),
         fit.objective(),
         fit.n_iter()

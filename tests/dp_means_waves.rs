@@ -10,7 +10,7 @@ use madbayes::RowMatrix;
 use madbayes::clustering::dp_means::{dp_means_run, random_order};
 use madbayes::clustering::objective::{cluster_means, dp_means_objective};
 use madbayes::clustering::{DpMeans, KMeans};
-use madbayes::linalg::{mean_row, row_sq_norms, sq_dist};
+use madbayes::linalg::{mean_row, sq_dist};
 use madbayes::restarts::run_rng;
 use rand::RngExt;
 
@@ -93,17 +93,8 @@ fn waves_give_the_sequential_algorithm() {
         (blobs(40_000, 4, 60, 3), 400.0, usize::MAX),
         (blobs(40_000, 4, 400, 5), 30.0, usize::MAX),
     ] {
-        let norms = row_sq_norms(x.view());
         let order = random_order(x.n_rows(), &mut run_rng(9, 0));
-        let run = dp_means_run(
-            x.view(),
-            &norms,
-            &mean_row(x.view()),
-            penalty,
-            k_max,
-            50,
-            &order,
-        );
+        let run = dp_means_run(x.view(), &mean_row(x.view()), penalty, k_max, 50, &order);
         let (labels, means, iters) = naive_dp_means(&x, penalty, k_max, 50, &order);
         assert_eq!(run.n_iter, iters, "P = {penalty}, k_max = {k_max}");
         assert_eq!(run.labels, labels, "P = {penalty}, k_max = {k_max}");

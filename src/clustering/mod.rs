@@ -7,6 +7,7 @@ pub mod collapsed_dp_means;
 pub mod dp_means;
 pub mod kmeans;
 pub mod mahalanobis;
+mod mean_shifts;
 pub mod model;
 pub mod objective;
 

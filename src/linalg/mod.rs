@@ -14,7 +14,9 @@ pub use blocks::{
     BLOCK_ROWS, GEMM_ROWS, for_each_block, ordered_block_reduce, ordered_block_stream,
 };
 pub use nearest::{Nearest, nearest_rows, nearest_rows_in_block};
-pub use screen::{SCREEN_ROWS, Screened, direct_nearest, screened_nearest};
+pub use screen::{
+    SCREEN_ROWS, ScreenRow, Screened, direct_nearest, screened_nearest, screened_nearest_with,
+};
 
 use crate::MatrixView;
 use crate::RowMatrix;

@@ -55,23 +55,76 @@ pub fn screened_nearest<'a>(
     c_norms: &[f64],
     mut each: impl FnMut(usize, &'a [f64], Option<Screened>),
 ) {
+    screened_nearest_with(rows, centres, c_norms, &mut Vec::new(), |i, x, best, _| {
+        each(i, x, best)
+    });
+}
+
+/// What the screen knows of one row's distance to every centre: a lower bound on each.
+pub struct ScreenRow<'a> {
+    /// The GEMM products x·c_j (empty when there was no GEMM).
+    products: &'a [f64],
+    c_norms: &'a [f64],
+    x_norm: f64,
+    margin: f64,
+    /// The bound when there was no GEMM: +∞ (one centre, so no other) or 0 (no columns).
+    fallback: f64,
+}
+
+impl ScreenRow<'_> {
+    /// Lower bounds on the exact squared distances from the row to every centre, into `out`
+    /// (one per centre).
+    pub fn dists_above(&self, out: &mut [f64]) {
+        if self.products.is_empty() {
+            out.fill(self.fallback);
+            return;
+        }
+        // e_j rounded as the screen rounds it (within `margin` of the exact distance).
+        let xn = self.x_norm;
+        for ((o, &c), &p) in out.iter_mut().zip(self.c_norms).zip(self.products) {
+            let v = (xn + c - 2.0 * p) - self.margin;
+            *o = if v > 0.0 { v } else { 0.0 };
+        }
+    }
+}
+
+/// [`screened_nearest`], also passing each row's [`ScreenRow`], with the products in `prod`
+/// (scratch space, grown as needed).
+pub fn screened_nearest_with<'a>(
+    rows: MatrixView<'a>,
+    centres: MatrixView<'_>,
+    c_norms: &[f64],
+    prod: &mut Vec<f64>,
+    mut each: impl FnMut(usize, &'a [f64], Option<Screened>, &ScreenRow<'_>),
+) {
     let (k, d) = (centres.n_rows(), centres.n_cols());
     debug_assert_eq!(c_norms.len(), k);
     if k <= 1 || d == 0 {
+        // One centre: no other; no columns: every distance is 0.
+        let fallback = if k <= 1 { f64::INFINITY } else { 0.0 };
+        let screen = ScreenRow {
+            products: &[],
+            c_norms,
+            x_norm: 0.0,
+            margin: 0.0,
+            fallback,
+        };
         for (i, x) in rows.rows().enumerate() {
             let best = direct_nearest(x, centres).map(|(label, dist)| Screened {
                 label,
                 dist,
-                // One centre: no other; no columns: every distance is 0.
-                others_above: if k <= 1 { f64::INFINITY } else { 0.0 },
+                others_above: fallback,
             });
-            each(i, x, best);
+            each(i, x, best, &screen);
         }
         return;
     }
     let c_max = c_norms.iter().copied().fold(0.0, f64::max);
     let tol = (4 * d + 16) as f64 * f64::EPSILON / 2.0;
-    let mut prod = vec![0.0; SCREEN_ROWS.min(rows.n_rows()) * k];
+    let need = SCREEN_ROWS.min(rows.n_rows()) * k;
+    if prod.len() < need {
+        prod.resize(need, 0.0);
+    }
     let mut start = 0;
     while start < rows.n_rows() {
         let end = (start + SCREEN_ROWS).min(rows.n_rows());
@@ -117,7 +170,14 @@ pub fn screened_nearest<'a>(
                 dist,
                 others_above: (other - margin).max(0.0),
             };
-            each(start + i, x, Some(best));
+            let screen = ScreenRow {
+                products: p,
+                c_norms,
+                x_norm: xn,
+                margin,
+                fallback: 0.0,
+            };
+            each(start + i, x, Some(best), &screen);
         }
         start = end;
     }

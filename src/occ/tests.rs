@@ -174,10 +174,8 @@ fn one_block_of_one_row_epochs_is_the_plain_serial_algorithm() {
     }
     assert_eq!(fit.occ.rejections(), 0);
     // The library's serial DP-means on the natural order makes the same decisions.
-    let norms = crate::linalg::row_sq_norms(x.view());
     let serial = crate::clustering::dp_means::dp_means_run(
         x.view(),
-        &norms,
         &crate::linalg::mean_row(x.view()),
         1.5,
         usize::MAX,

@@ -11,6 +11,7 @@
 //! # Ok::<(), madbayes::FitError>(())
 //! ```
 
+mod bounds;
 mod params;
 mod sweep;
 

@@ -162,7 +162,7 @@ impl DpMeansValidParams {
         let k_max = self.k_max.unwrap_or(usize::MAX);
         // Distances are translation-invariant; the GEMM kernels are accurate near the origin.
         let prepared = prepare(x);
-        let (x, norms) = (prepared.data(x), &prepared.norms);
+        let x = prepared.data(x);
         let centred = &prepared.centred;
         let mut best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
             let order = random_order(n, rng);
@@ -170,7 +170,6 @@ impl DpMeansValidParams {
                 DpVariant::Sweeps => {
                     let run = dp_means_run(
                         x,
-                        norms,
                         &prepared.mean,
                         self.penalty,
                         k_max,

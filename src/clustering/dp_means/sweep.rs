@@ -16,13 +16,22 @@
 //! by row for the rest of that sweep. The first sweep has no base pass at its start (its one
 //! mean is left by most rows); once a wave opens few clusters, a delayed base pass against
 //! all clusters so far takes over, so the remaining rows are not gathered in visiting order.
+//!
+//! Every nearest-mean decision is the direct search's (`sq_dist`, ties to the lowest index):
+//! the GEMM searches go through [`screened_nearest`], which measures directly the means that
+//! rounding could make the nearest. From the second sweep on, the base pass keeps bounds
+//! ([`super::bounds`]): a row whose own mean is provably nearer than every other passes
+//! without a search (most rows, once few change cluster). A sweep that opens a cluster leaves
+//! no bound behind: the rows visited before the opening never saw it.
 
+use super::bounds::{GroupBounds, Kept, nearest_in_block};
 use crate::MatrixView;
 use crate::RowMatrix;
+use crate::clustering::mean_shifts::half_gaps;
 use crate::clustering::model::ClusterRun;
 use crate::clustering::objective::dp_means_objective;
 use crate::linalg::{
-    BLOCK_ROWS, Nearest, axpy, nearest_rows_in_block, ordered_block_reduce, row_sq_norms, sq_dist,
+    BLOCK_ROWS, Nearest, axpy, ordered_block_reduce, row_sq_norms, screened_nearest, sq_dist,
 };
 
 /// Most rows in one wave of a sweep. Within a wave, the nearest of the clusters opened before
@@ -49,15 +58,32 @@ const DELAYED_BASE_RATIO: usize = 64;
 /// corrected in the in-order visit only for rows whose final label differs, so the new means
 /// need no pass of their own. The first sweep starts from the single mean of X, which most
 /// rows leave: it is searched like a cluster opened during the sweep, with no base pass.
+///
+/// The labels are those of the plain sequential algorithm with direct distances, bit for bit.
 pub fn dp_means_run(
     x: MatrixView<'_>,
-    x_norms: &[f64],
     start: &[f64],
     penalty: f64,
     k_max: usize,
     max_iter: usize,
     order: &[usize],
 ) -> ClusterRun {
+    dp_means_run_with(x, start, penalty, k_max, max_iter, order, true).0
+}
+
+/// [`dp_means_run`], with bounds in the base passes from the third sweep on (the second
+/// sweep's is often the last, when it changes no label) or (`bounded = false`) a search of
+/// every row: the same run bit for bit. Also returns how many row-to-mean distances the base
+/// passes measured, over all sweeps.
+fn dp_means_run_with(
+    x: MatrixView<'_>,
+    start: &[f64],
+    penalty: f64,
+    k_max: usize,
+    max_iter: usize,
+    order: &[usize],
+    bounded: bool,
+) -> (ClusterRun, usize) {
     let (n, d) = (x.n_rows(), x.n_cols());
     let mut means = RowMatrix::from_rows(&[start]);
     let mut labels = vec![0usize; n];
@@ -66,17 +92,31 @@ pub fn dp_means_run(
     let mut n_iter = 0;
     // Σ‖x_n − a_{c_n}‖² of the last sweep's starting labels, computed exactly (base pass).
     let mut base_cost = None;
+    // Bounds on each row's distance to the clusters other than its own.
+    let mut bounds = GroupBounds::new(n, BLOCK_ROWS);
+    let mut measured = 0;
     while n_iter < max_iter {
         n_iter += 1;
         // The means at the start of the sweep (indices 0..k0 are searched for all rows at
         // once, in row-index order), then every cluster opened during it.
         let mut current = means;
         let k0 = if n_iter == 1 { 0 } else { current.n_rows() };
+        let with_bounds = bounded && n_iter >= 3;
         let mut acc = ClusterSums::zeros(current.n_rows(), d);
         let mut base = if k0 > 0 {
-            let pass = base_pass(x, x_norms, &current, None);
+            let half_gap = half_gaps(&current, n);
+            if with_bounds {
+                bounds.prepare(&current, n);
+            }
+            let kept = with_bounds.then_some(Kept {
+                bounds: &bounds,
+                labels: &labels,
+                half_gap: &half_gap,
+            });
+            let pass = base_pass(x, &current, None, kept.as_ref());
             acc.add_partial(&pass.sums);
             base_cost = Some(pass.cost);
+            measured += pass.measured;
             pass.nearest
         } else {
             base_cost = None;
@@ -133,7 +173,8 @@ pub fn dp_means_run(
                 // the rows; the sums of the rows not yet visited move to it.
                 let mut visited = vec![false; n];
                 order[..wave_start].iter().for_each(|&r| visited[r] = true);
-                let pass = base_pass(x, x_norms, &current, Some(&visited));
+                let pass = base_pass(x, &current, Some(&visited), None);
+                measured += pass.measured;
                 acc.add_partial(&pass.sums);
                 base = pass.nearest;
                 k_base = k_snap;
@@ -167,16 +208,15 @@ pub fn dp_means_run(
                     for &r in rows {
                         xb.extend_from_slice(x.row(r));
                     }
-                    let norms: Vec<f64> = rows.iter().map(|&r| x_norms[r]).collect();
                     let mut nearest = vec![Nearest::NONE; rows.len()];
-                    nearest_rows_in_block(
-                        &xb,
-                        &norms,
-                        &opened,
-                        &opened_norms,
-                        &mut Vec::new(),
-                        &mut nearest,
-                    );
+                    let batch = MatrixView::new(&xb, rows.len(), d).expect("gathered whole rows");
+                    screened_nearest(batch, opened.view(), &opened_norms, |j, _, best| {
+                        let best = best.expect("at least one opened cluster");
+                        nearest[j] = Nearest {
+                            label: best.label,
+                            dist: best.dist,
+                        };
+                    });
                     // The better of the two searches (ties to the older cluster).
                     for (&r, o) in rows.iter().zip(nearest.iter_mut()) {
                         let b = base[r];
@@ -218,13 +258,21 @@ pub fn dp_means_run(
             wave_start = wave_end;
         }
         let k_now = current.n_rows();
-        means = current;
         trace.push(sweep_cost + (k_now as f64 - 1.0) * penalty);
         if changed == 0 {
+            means = current;
             converged = true;
             break;
         }
         means = acc.into_means(k_now);
+        let used = clusters_used(&labels, k_now);
+        if !with_bounds || k_now > k0 {
+            // The rows visited before a cluster was opened were never compared with it.
+            bounds.reset();
+        } else {
+            bounds.moved(&current, &means, &used);
+            bounds.retain(&used);
+        }
         drop_empty_clusters(&mut labels, &mut means);
     }
     // A converged sweep kept every label and opened nothing, so its starting labels and means
@@ -233,35 +281,38 @@ pub fn dp_means_run(
         Some(cost) if converged => cost + (means.n_rows() as f64 - 1.0) * penalty,
         _ => dp_means_objective(x, &labels, &means, penalty),
     };
-    ClusterRun {
+    let run = ClusterRun {
         labels,
         means,
         objective,
         n_iter,
         converged,
         trace,
-    }
+    };
+    (run, measured)
 }
 
-/// What the base pass of a sweep gives: the nearest starting mean of every row, the exact
-/// Σ‖x_n − a_{c_n}‖² of those labels, and the cluster sums by those labels.
+/// What the base pass of a sweep gives: the nearest starting mean of every row (by direct
+/// distance), the exact Σ‖x_n − a_{c_n}‖² of those labels, the cluster sums by those labels,
+/// and how many row-to-mean distances were measured.
 struct BasePass {
     nearest: Vec<Nearest>,
     cost: f64,
     sums: ClusterSums,
+    measured: usize,
 }
 
-/// Nearest of `means` for all rows (GEMM over contiguous row blocks in parallel), with the
-/// exact cost and the sums (of the rows not marked in `skip_sums`) folded in block order: the
-/// same bits for any thread count, and the cost is exactly what [`sum_of_squares`] gives for
-/// these labels.
+/// Nearest of `means` for all rows, in parallel over contiguous row blocks: kept by `kept`'s
+/// bounds where they prove it, else searched ([`nearest_in_block`]). The cost and the sums (of
+/// the rows not marked in `skip_sums`) are folded in block order: the same bits for any
+/// thread count, and the cost is exactly what [`sum_of_squares`] gives for these labels.
 ///
 /// [`sum_of_squares`]: crate::clustering::objective::sum_of_squares
 fn base_pass(
     x: MatrixView<'_>,
-    x_norms: &[f64],
     means: &RowMatrix,
     skip_sums: Option<&[bool]>,
+    kept: Option<&Kept<'_>>,
 ) -> BasePass {
     let (k, d) = (means.n_rows(), means.n_cols());
     let m_norms = row_sq_norms(means.view());
@@ -269,36 +320,31 @@ fn base_pass(
         nearest: Vec::with_capacity(x.n_rows()),
         cost: 0.0,
         sums: ClusterSums::zeros(k, d),
+        measured: 0,
     };
     ordered_block_reduce(
         x.n_rows(),
         BLOCK_ROWS,
-        |_, s, e| {
+        |b, s, e| {
             let mut nearest = vec![Nearest::NONE; e - s];
-            nearest_rows_in_block(
-                x.rows_slice(s, e),
-                &x_norms[s..e],
-                means,
-                &m_norms,
-                &mut Vec::new(),
-                &mut nearest,
-            );
+            let measured = nearest_in_block(x, (b, s, e), means, &m_norms, kept, &mut nearest);
             let mut part = ClusterSums::zeros(k, d);
             let cost = (s..e)
                 .map(|i| {
-                    let label = nearest[i - s].label;
+                    let best = nearest[i - s];
                     if !skip_sums.is_some_and(|skip| skip[i]) {
-                        part.add(x.row(i), label);
+                        part.add(x.row(i), best.label);
                     }
-                    sq_dist(x.row(i), means.row(label))
+                    best.dist
                 })
                 .sum::<f64>();
-            (nearest, cost, part)
+            (nearest, cost, part, measured)
         },
-        |(nearest, cost, part)| {
+        |(nearest, cost, part, measured)| {
             out.nearest.extend_from_slice(&nearest);
             out.cost += cost;
             out.sums.add_partial(&part);
+            out.measured += measured;
         },
     );
     out
@@ -366,13 +412,19 @@ impl ClusterSums {
     }
 }
 
+/// Which of clusters `0..k` some row is labelled with.
+fn clusters_used(labels: &[usize], k: usize) -> Vec<bool> {
+    let mut used = vec![false; k];
+    for &c in labels {
+        used[c] = true;
+    }
+    used
+}
+
 /// Removes clusters no row is labelled with, keeping the others in order.
 pub(crate) fn drop_empty_clusters(labels: &mut [usize], means: &mut RowMatrix) {
     let k = means.n_rows();
-    let mut used = vec![false; k];
-    for &c in labels.iter() {
-        used[c] = true;
-    }
+    let used = clusters_used(labels, k);
     if used.iter().all(|&u| u) {
         return;
     }
@@ -406,10 +458,52 @@ mod tests {
     }
 
     #[test]
+    fn bounded_runs_are_the_unbounded_runs_bit_for_bit() {
+        use crate::generate::gaussian_blobs;
+        use crate::linalg::mean_row;
+        // Gaussian blobs at penalties that split them (many clusters, long tails of sweeps
+        // moving a few rows), one that keeps them whole, a cap on K, and one column.
+        for (n, d, k, penalty, k_max) in [
+            (20_000, 10, 20, 30.0, usize::MAX),
+            (20_000, 10, 20, 300.0, usize::MAX),
+            (12_000, 6, 40, 12.0, 60),
+            (9_000, 1, 5, 0.5, usize::MAX),
+        ] {
+            let x = gaussian_blobs(n, d, k, 10.0, 1.0, 7).x;
+            let order = super::super::random_order(n, &mut crate::restarts::run_rng(3, 0));
+            let start = mean_row(x.view());
+            let run =
+                |bounded| dp_means_run_with(x.view(), &start, penalty, k_max, 300, &order, bounded);
+            let ((a, measured_a), (b, measured_b)) = (run(true), run(false));
+            let case = format!("N = {n}, D = {d}, P = {penalty}, cap {k_max}");
+            assert_eq!(a.labels, b.labels, "{case}");
+            assert_eq!(a.n_iter, b.n_iter, "{case}");
+            assert_eq!(a.objective.to_bits(), b.objective.to_bits(), "{case}");
+            let bits = |r: &ClusterRun| -> Vec<u64> {
+                r.trace
+                    .iter()
+                    .chain(r.means.as_slice())
+                    .map(|v| v.to_bits())
+                    .collect()
+            };
+            assert_eq!(bits(&a), bits(&b), "{case}");
+            // The bounds do their work (else the equality above proves nothing).
+            eprintln!(
+                "{case}: K = {}, {} sweeps, {measured_a} distances measured against {measured_b}",
+                a.means.n_rows(),
+                a.n_iter
+            );
+            if a.n_iter >= 8 {
+                assert!(4 * measured_a < measured_b, "{case}");
+            }
+        }
+    }
+
+    #[test]
     fn base_pass_cost_is_the_sum_of_squares_bit_for_bit() {
         let x = data(3 * BLOCK_ROWS + 17);
         let c = RowMatrix::from_rows(&[[1.0, 2.0, 3.0], [5.0, 5.0, 5.0], [9.0, 0.0, 1.0]]);
-        let pass = base_pass(x.view(), &row_sq_norms(x.view()), &c, None);
+        let pass = base_pass(x.view(), &c, None, None);
         let labels: Vec<usize> = pass.nearest.iter().map(|nr| nr.label).collect();
         assert_eq!(
             pass.cost.to_bits(),

@@ -1,27 +1,15 @@
-//! Lloyd's assignment step with Hamerly's bounds (G. Hamerly, "Making k-means even faster",
-//! SDM 2010): a row whose own mean is provably nearer than every other mean keeps its label
-//! without its distances to the other means being computed.
-//!
-//! Each row keeps a lower bound ℓ on its (Euclidean) distance to every mean but its own. When
-//! the means move by δ_j, ℓ drops by max_{j ≠ own} δ_j (triangle inequality). A pass computes
-//! the row's distance to its own mean d directly and keeps the label when d < max(ℓ, s_own),
-//! where s_j is half the distance from mean j to its nearest other mean; only the other rows
-//! are searched, by the GEMM screen of [`screened_nearest`], which also renews their ℓ.
-//!
-//! The test is made with margins for every rounding (of the direct distances, the shifts and
-//! the bounds' updates), so a row keeps its label only when the direct search over all means
-//! ([`direct_nearest`](crate::linalg::direct_nearest), ties to the lowest index) would give
-//! the same: the labels, distances and so the means are those of the unbounded pass bit for
-//! bit (`bounded_passes_give_the_unbounded_iterations` in lloyd.rs).
+//! Lloyd's assignment step with Hamerly's bounds ([`crate::clustering::mean_shifts`]): a row
+//! whose own mean is provably nearer than every other mean keeps its label without its
+//! distances to the other means being computed; only the other rows are searched, by the GEMM
+//! screen of [`screened_nearest`], which also renews their lower bounds. The labels,
+//! distances and so the means are those of the unbounded pass bit for bit
+//! (`bounded_passes_give_the_unbounded_iterations` in lloyd.rs).
 
+use crate::clustering::mean_shifts::{SLACK, Shifts, half_gaps, keeps_own};
 use crate::linalg::{SCREEN_ROWS, axpy, screened_nearest, sq_dist};
 use crate::{MatrixView, RowMatrix};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// Relative slack taken off every bound at each update, far above the rounding of the update
-/// itself (a few u = 2⁻⁵³ of the operands), so the stored bounds stay below the exact ones.
-const SLACK: f64 = 1e-12;
 
 /// What one block of rows contributes to an assignment pass.
 pub(super) struct BlockPass {
@@ -53,10 +41,7 @@ pub(super) struct RowBounds {
 
 /// How far the means moved in the last update, and how far apart they are now.
 pub(super) struct MeanMoves {
-    /// Largest shift, its mean, and the second largest (bounds on the exact shifts).
-    max: f64,
-    argmax: usize,
-    second: f64,
+    shifts: Shifts,
     /// Half the distance from each mean to its nearest other mean (a lower bound; 0 when not
     /// computed, +∞ when there is no other mean).
     half_gap: Vec<f64>,
@@ -66,68 +51,18 @@ impl MeanMoves {
     /// Before the first update: nothing moved.
     pub fn none(means: &RowMatrix, n: usize) -> Self {
         MeanMoves {
-            max: 0.0,
-            argmax: usize::MAX,
-            second: 0.0,
+            shifts: Shifts::none(),
             half_gap: half_gaps(means, n),
         }
     }
 
     /// The update from `old` to `new` means (same K and D).
     pub fn between(old: &RowMatrix, new: &RowMatrix, n: usize) -> Self {
-        let inflate = 1.0 + SLACK + (new.n_cols() + 4) as f64 * f64::EPSILON;
-        let (mut max, mut argmax, mut second) = (0.0, usize::MAX, 0.0);
-        for j in 0..new.n_rows() {
-            let shift = sq_dist(old.row(j), new.row(j)).sqrt() * inflate;
-            if shift > max {
-                (second, max, argmax) = (max, shift, j);
-            } else if shift > second {
-                second = shift;
-            }
-        }
         MeanMoves {
-            max,
-            argmax,
-            second,
+            shifts: Shifts::between(old, new, |_| true),
             half_gap: half_gaps(new, n),
         }
     }
-
-    /// A row's lower bound after the update, for a row of cluster `own`.
-    fn lowered(&self, lower: f64, own: usize) -> f64 {
-        let drop = if own == self.argmax {
-            self.second
-        } else {
-            self.max
-        };
-        if lower.is_infinite() || drop == 0.0 {
-            return lower;
-        }
-        lower - drop - SLACK * (lower + drop)
-    }
-}
-
-/// Half the distance from each mean to its nearest other one, less the rounding of its
-/// computation; computed only while K² ≤ 16·N (the K²·D cost stays below a few passes over
-/// the rows), else 0 (no bound).
-fn half_gaps(means: &RowMatrix, n: usize) -> Vec<f64> {
-    let k = means.n_rows();
-    if k * k > 16 * n.max(1) {
-        return vec![0.0; k];
-    }
-    let shrink = 1.0 - SLACK - (means.n_cols() + 4) as f64 * f64::EPSILON;
-    let mut nearest = vec![f64::INFINITY; k];
-    for a in 0..k {
-        for b in a + 1..k {
-            let d = sq_dist(means.row(a), means.row(b));
-            nearest[a] = nearest[a].min(d);
-            nearest[b] = nearest[b].min(d);
-        }
-    }
-    nearest
-        .into_iter()
-        .map(|d| 0.5 * d.sqrt() * shrink)
-        .collect()
 }
 
 impl RowBounds {
@@ -186,10 +121,6 @@ impl RowBounds {
             sums: RowMatrix::zeros(k, d),
             counts: vec![0; k],
         };
-        // Kept when own·(1 + margin) < bound²: covers the rounding of the direct distances
-        // (≤ (D + 2)·u relative each), of the bound's square, and leaves a strict gap, so the
-        // direct search would keep the label too (ties included).
-        let margin = 8.0 * (d + 4) as f64 * f64::EPSILON;
         let mut dist = vec![0.0; SCREEN_ROWS.min(end - start)];
         let mut searched: Vec<usize> = Vec::with_capacity(dist.len());
         let mut gathered: Vec<f64> = Vec::with_capacity(dist.len() * d);
@@ -202,11 +133,11 @@ impl RowBounds {
                 let li = i - start;
                 let own = rows.labels[li];
                 if self.bounded && own != usize::MAX {
-                    let lower = moves.lowered(rows.lower[li], own);
+                    let lower = moves.shifts.lowered(rows.lower[li], own);
                     rows.lower[li] = lower;
                     let bound = lower.max(moves.half_gap[own]);
                     let dist_own = sq_dist(x.row(i), means.row(own));
-                    if dist_own * (1.0 + margin) < bound * bound {
+                    if keeps_own(dist_own, bound, d) {
                         dist[i - c] = dist_own;
                         continue;
                     }

@@ -72,7 +72,8 @@ def main():
     ap.add_argument("--restarts", type=int, default=10)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--sides", default="madbayes,plain,pdc",
-                    help="any of madbayes, plain, pdc, before (defaults of --before)")
+                    help="any of madbayes, plain, pdc, before (defaults of --before), "
+                         "before-plain (--plain of --before)")
     ap.add_argument("--before", help="an older bench_clustering, for a before/after row")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -82,9 +83,10 @@ def main():
             load = os.getloadavg()[0]
             if side == "pdc":
                 r = pdc_fit(x, p, a.restarts, a.seed)
-            elif side == "before":
-                r = madbayes_fit(a.before, path, a.n, a.d, p, a.restarts, a.threads, False)
-                r["side"] = "madbayes before"
+            elif side in ("before", "before-plain"):
+                plain = side == "before-plain"
+                r = madbayes_fit(a.before, path, a.n, a.d, p, a.restarts, a.threads, plain)
+                r["side"] = "madbayes before" + (" plain" if plain else "")
             else:
                 r = madbayes_fit(a.binary, path, a.n, a.d, p, a.restarts, a.threads,
                                  side == "plain")

@@ -17,8 +17,8 @@
 //! Every test has a margin for rounding, so the labels and distances are those of the direct
 //! search over all means (ties to the lowest index), bit for bit.
 
-use super::super::mean_shifts::{SLACK, keeps_own};
-use crate::linalg::{Nearest, SCREEN_ROWS, screened_nearest_with, sq_dist};
+use crate::clustering::mean_shifts::{SLACK, keeps_own};
+use crate::linalg::{Nearest, SCREEN_ROWS, axpy, screened_nearest_with, sq_dist};
 use crate::{MatrixView, RowMatrix};
 use std::sync::Mutex;
 
@@ -111,11 +111,7 @@ impl GroupBounds {
             .div_ceil(MEANS_PER_GROUP)
             .clamp(1, MAX_GROUPS)
             .min((MAX_BOUNDS / n.max(1)).max(1));
-        self.group_of = group_means(means, groups);
-        self.members = vec![Vec::new(); groups];
-        for (j, &g) in self.group_of.iter().enumerate() {
-            self.members[g].push(j);
-        }
+        self.set_groups(group_means(means, groups), groups);
         self.passes = 0;
         self.drift = vec![0.0; groups];
         self.drift_all = vec![0.0];
@@ -158,20 +154,20 @@ impl GroupBounds {
 
     /// Keeps the means that are `used`, in order (the others were removed).
     pub fn retain(&mut self, used: &[bool]) {
-        let mut next = 0;
-        let mut kept = Vec::with_capacity(self.group_of.len());
-        for (j, &g) in self.group_of.iter().enumerate() {
-            if used[j] {
-                kept.push(g);
-                next += 1;
-            }
-        }
-        debug_assert_eq!(next, kept.len());
-        self.group_of = kept;
-        self.members.iter_mut().for_each(|m| m.clear());
-        for (j, &g) in self.group_of.iter().enumerate() {
+        let kept = (self.group_of.iter().zip(used))
+            .filter(|&(_, &u)| u)
+            .map(|(&g, _)| g)
+            .collect();
+        self.set_groups(kept, self.members.len());
+    }
+
+    /// The group of each mean, and from it each group's means.
+    fn set_groups(&mut self, group_of: Vec<usize>, groups: usize) {
+        self.members = vec![Vec::new(); groups];
+        for (j, &g) in group_of.iter().enumerate() {
             self.members[g].push(j);
         }
+        self.group_of = group_of;
     }
 }
 
@@ -195,10 +191,7 @@ fn group_means(means: &RowMatrix, groups: usize) -> Vec<usize> {
         let mut sums = RowMatrix::zeros(groups, d);
         let mut counts = vec![0usize; groups];
         for (j, &g) in group_of.iter().enumerate() {
-            sums.row_mut(g)
-                .iter_mut()
-                .zip(means.row(j))
-                .for_each(|(s, v)| *s += v);
+            axpy(1.0, means.row(j), sums.row_mut(g));
             counts[g] += 1;
         }
         for g in (0..groups).filter(|&g| counts[g] > 0) {

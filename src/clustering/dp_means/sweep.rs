@@ -19,7 +19,7 @@
 //!
 //! Every nearest-mean decision is the direct search's (`sq_dist`, ties to the lowest index):
 //! the GEMM searches go through [`screened_nearest`], which measures directly the means that
-//! rounding could make the nearest. From the second sweep on, the base pass keeps bounds
+//! rounding could make the nearest. From the third sweep on, the base pass keeps bounds
 //! ([`super::bounds`]): a row whose own mean is provably nearer than every other passes
 //! without a search (most rows, once few change cluster). A sweep that opens a cluster leaves
 //! no bound behind: the rows visited before the opening never saw it.
@@ -104,10 +104,12 @@ fn dp_means_run_with(
         let with_bounds = bounded && n_iter >= 3;
         let mut acc = ClusterSums::zeros(current.n_rows(), d);
         let mut base = if k0 > 0 {
-            let half_gap = half_gaps(&current, n);
-            if with_bounds {
+            let half_gap = if with_bounds {
                 bounds.prepare(&current, n);
-            }
+                half_gaps(&current, n)
+            } else {
+                Vec::new()
+            };
             let kept = with_bounds.then_some(Kept {
                 bounds: &bounds,
                 labels: &labels,
@@ -267,7 +269,8 @@ fn dp_means_run_with(
         means = acc.into_means(k_now);
         let used = clusters_used(&labels, k_now);
         if !with_bounds || k_now > k0 {
-            // The rows visited before a cluster was opened were never compared with it.
+            // No bounds this sweep, or a cluster opened that the rows visited before it were
+            // never compared with.
             bounds.reset();
         } else {
             bounds.moved(&current, &means, &used);

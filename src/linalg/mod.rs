@@ -184,43 +184,70 @@ fn sq_dists_to_body(x: &[f64], c: &[f64], out: &mut [f64]) {
     let d = c.len();
     let n = out.len();
     debug_assert_eq!(x.len(), n * d);
-    let chunks = d / 4;
     let mut i = 0;
     while i + 4 <= n {
         let rows = &x[i * d..(i + 4) * d];
         let (r0, rest) = rows.split_at(d);
         let (r1, rest) = rest.split_at(d);
         let (r2, r3) = rest.split_at(d);
-        let mut acc = [[0.0f64; 4]; 4];
-        for q in 0..chunks {
-            let j = 4 * q;
-            let cj = &c[j..j + 4];
-            for (t, r) in [r0, r1, r2, r3].into_iter().enumerate() {
-                let rj = &r[j..j + 4];
-                let d0 = rj[0] - cj[0];
-                let d1 = rj[1] - cj[1];
-                let d2 = rj[2] - cj[2];
-                let d3 = rj[3] - cj[3];
-                acc[t][0] += d0 * d0;
-                acc[t][1] += d1 * d1;
-                acc[t][2] += d2 * d2;
-                acc[t][3] += d3 * d3;
-            }
-        }
-        for (t, r) in [r0, r1, r2, r3].into_iter().enumerate() {
-            let a = &acc[t];
-            let mut s = (a[0] + a[1]) + (a[2] + a[3]);
-            for j in 4 * chunks..d {
-                let e = r[j] - c[j];
-                s += e * e;
-            }
-            out[i + t] = s;
-        }
+        out[i..i + 4].copy_from_slice(&sq_dist4_body([r0, r1, r2, r3], [c; 4]));
         i += 4;
     }
     for ii in i..n {
         out[ii] = sq_dist(&x[ii * d..(ii + 1) * d], c);
     }
+}
+
+/// ‖a_t − b_t‖² for four pairs of equal-length slices at once: each pair by the operations
+/// and their order of [`sq_dist`], so the same bits, but the four sums overlap in the
+/// pipeline instead of each waiting on its own previous addition.
+pub fn sq_dist4(a: [&[f64]; 4], b: [&[f64]; 4]) -> [f64; 4] {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        return unsafe { sq_dist4_avx2(a, b) };
+    }
+    sq_dist4_body(a, b)
+}
+
+/// [`sq_dist4`] compiled with AVX2: the same operations (no FMA), four lanes wide.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn sq_dist4_avx2(a: [&[f64]; 4], b: [&[f64]; 4]) -> [f64; 4] {
+    sq_dist4_body(a, b)
+}
+
+#[inline(always)]
+fn sq_dist4_body(a: [&[f64]; 4], b: [&[f64]; 4]) -> [f64; 4] {
+    let d = a[0].len();
+    debug_assert!(a.iter().chain(&b).all(|v| v.len() == d));
+    let chunks = d / 4;
+    let mut acc = [[0.0f64; 4]; 4];
+    for q in 0..chunks {
+        let j = 4 * q;
+        for t in 0..4 {
+            let (aj, bj) = (&a[t][j..j + 4], &b[t][j..j + 4]);
+            let d0 = aj[0] - bj[0];
+            let d1 = aj[1] - bj[1];
+            let d2 = aj[2] - bj[2];
+            let d3 = aj[3] - bj[3];
+            acc[t][0] += d0 * d0;
+            acc[t][1] += d1 * d1;
+            acc[t][2] += d2 * d2;
+            acc[t][3] += d3 * d3;
+        }
+    }
+    let mut out = [0.0; 4];
+    for t in 0..4 {
+        let s4 = &acc[t];
+        let mut s = (s4[0] + s4[1]) + (s4[2] + s4[3]);
+        for j in 4 * chunks..d {
+            let e = a[t][j] - b[t][j];
+            s += e * e;
+        }
+        out[t] = s;
+    }
+    out
 }
 
 /// ‖a‖².
@@ -363,6 +390,35 @@ mod tests {
                         assert_eq!(out[i].to_bits(), swapped.to_bits());
                     }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn four_pairs_at_a_time_give_the_bits_of_one_at_a_time() {
+        for d in 0..13 {
+            let v = |seed: usize| -> Vec<f64> {
+                (0..d)
+                    .map(|j| (((seed * 13 + j * 37) % 23) as f64).sqrt() * 1.3 - 2.9)
+                    .collect()
+            };
+            let a: Vec<Vec<f64>> = (0..4).map(v).collect();
+            let b: Vec<Vec<f64>> = (4..8).map(v).collect();
+            let a4 = [&a[0][..], &a[1][..], &a[2][..], &a[3][..]];
+            let b4 = [&b[0][..], &b[1][..], &b[2][..], &b[3][..]];
+            let got = sq_dist4(a4, b4);
+            assert_eq!(got, sq_dist4_body(a4, b4));
+            for t in 0..4 {
+                let want = sq_dist(&a[t], &b[t]);
+                assert_eq!(got[t].to_bits(), want.to_bits(), "d {d} pair {t}");
+                // Operands swapped: the differences change sign only, so the same bits.
+                assert_eq!(sq_dist(&b[t], &a[t]).to_bits(), want.to_bits());
+            }
+            if d > 4 {
+                assert!(
+                    got[0] != got[1],
+                    "the pairs differ, so a mixed-up pair is seen"
+                );
             }
         }
     }

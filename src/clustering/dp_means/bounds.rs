@@ -18,7 +18,9 @@
 //! search over all means (ties to the lowest index), bit for bit.
 
 use crate::clustering::mean_shifts::{SLACK, keeps_own};
-use crate::linalg::{Nearest, SCREEN_ROWS, axpy, screened_nearest_with, sq_dist};
+use crate::linalg::{
+    Nearest, SCREEN_ROWS, axpy, screened_nearest_with, sq_dist, sq_dist4, sq_dists_to,
+};
 use crate::{MatrixView, RowMatrix};
 use std::sync::Mutex;
 
@@ -43,6 +45,8 @@ pub(super) struct GroupBounds {
     /// The group of each mean, and each group's means in index order.
     group_of: Vec<usize>,
     members: Vec<Vec<usize>>,
+    /// Where each group's means start in the means' group order ([`Self::grouped`]).
+    starts: Vec<usize>,
     /// Rows per block (the base pass's blocks, each mapped by one thread at a time).
     block: usize,
     /// Per block, the rows' bounds.
@@ -84,6 +88,7 @@ impl GroupBounds {
         GroupBounds {
             group_of: Vec::new(),
             members: Vec::new(),
+            starts: Vec::new(),
             block,
             rows: (0..n.div_ceil(block.max(1)))
                 .map(|_| Mutex::new(BlockBounds::default()))
@@ -167,7 +172,23 @@ impl GroupBounds {
         for (j, &g) in group_of.iter().enumerate() {
             self.members[g].push(j);
         }
+        self.starts = std::iter::once(0)
+            .chain(self.members.iter().scan(0, |end, m| {
+                *end += m.len();
+                Some(*end)
+            }))
+            .collect();
         self.group_of = group_of;
+    }
+
+    /// `means` in group order: group 0's means in index order, then group 1's, and so on, so
+    /// that a group's distances are measured several means at a time from contiguous rows.
+    pub fn grouped(&self, means: &RowMatrix) -> RowMatrix {
+        let mut out = RowMatrix::zeros(0, means.n_cols());
+        for &j in self.members.iter().flatten() {
+            out.push_row(means.row(j));
+        }
+        out
     }
 }
 
@@ -206,18 +227,22 @@ fn group_means(means: &RowMatrix, groups: usize) -> Vec<usize> {
     group_of
 }
 
-/// What a base pass needs of the bounds: the groups' bounds, every row's label (a starting
-/// mean) and half the distance from each starting mean to its nearest other.
+/// What a base pass needs of the bounds: the groups' bounds, the means in group order
+/// ([`GroupBounds::grouped`]), every row's label (a starting mean) and half the distance from
+/// each starting mean to its nearest other.
 pub(super) struct Kept<'a> {
     pub bounds: &'a GroupBounds,
+    pub grouped: &'a RowMatrix,
     pub labels: &'a [usize],
     pub half_gap: &'a [f64],
 }
 
 /// The nearest of `means` (squared norms `m_norms`) for rows `s..e` of `x` (block `b`), into
 /// `nearest`: by `kept`'s bounds where they prove it, else by direct distances to the groups
-/// whose bounds fail, else by the GEMM screen (every row, without `kept`). Returns how many
-/// distances to means were measured (K for a screened row, one for a kept row).
+/// whose bounds fail, else by the GEMM screen (every row, without `kept`). Rows are settled in
+/// runs of consecutive rows, in order; `settled(c, f)` is called after rows `c..f` are, while
+/// they are still in cache. Returns how many distances to means were measured (K for a
+/// screened row, one for a kept row).
 pub(super) fn nearest_in_block(
     x: MatrixView<'_>,
     (b, s, e): (usize, usize, usize),
@@ -225,6 +250,7 @@ pub(super) fn nearest_in_block(
     m_norms: &[f64],
     kept: Option<&Kept<'_>>,
     nearest: &mut [Nearest],
+    mut settled: impl FnMut(usize, usize, &[Nearest]),
 ) -> usize {
     let mut prod = Vec::new();
     let Some(kept) = kept else {
@@ -242,6 +268,7 @@ pub(super) fn nearest_in_block(
                 };
             },
         );
+        settled(s, e, nearest);
         return (e - s) * means.n_rows();
     };
     let (k, d) = (means.n_rows(), means.n_cols());
@@ -252,13 +279,21 @@ pub(super) fn nearest_in_block(
     // The screen's lower bounds on a row's squared distance to every mean.
     let mut above = vec![0.0; k];
     let mut found = Vec::with_capacity(groups);
+    let mut group_dists = Vec::new();
+    let mut own = Vec::with_capacity(SCREEN_ROWS);
     let mut measured = 0;
     for c in (s..e).step_by(SCREEN_ROWS) {
+        let f = (c + SCREEN_ROWS).min(e);
         screened.clear();
         gathered.clear();
-        for i in c..(c + SCREEN_ROWS).min(e) {
+        if kept.bounds.valid {
+            own_distances(x, c..f, means, kept.labels, &mut own);
+        }
+        for i in c..f {
             if kept.bounds.valid {
-                match row_by_bounds(x.row(i), i, i - s, means, kept, &mut rows, &mut found) {
+                let scratch = (&mut found, &mut group_dists);
+                let dist = own[i - c];
+                match row_by_bounds(x.row(i), dist, i, i - s, means, kept, &mut rows, scratch) {
                     ByBounds::Kept(best) => {
                         nearest[i - s] = best;
                         measured += 1;
@@ -303,8 +338,29 @@ pub(super) fn nearest_in_block(
                 rows.since[r] = kept.bounds.passes as u32;
             },
         );
+        settled(c, f, &nearest[c - s..f - s]);
     }
     measured
+}
+
+/// The direct squared distance of each row `i` in `rows` to its own mean `labels[i]`, into
+/// `out` (one per row, in order): [`sq_dist`]'s bits, four rows at a time.
+fn own_distances(
+    x: MatrixView<'_>,
+    rows: std::ops::Range<usize>,
+    means: &RowMatrix,
+    labels: &[usize],
+    out: &mut Vec<f64>,
+) {
+    out.clear();
+    let pair = |i: usize| (x.row(i), means.row(labels[i]));
+    let mut i = rows.start;
+    while i + 4 <= rows.end {
+        let p = [pair(i), pair(i + 1), pair(i + 2), pair(i + 3)];
+        out.extend(sq_dist4(p.map(|p| p.0), p.map(|p| p.1)));
+        i += 4;
+    }
+    out.extend((i..rows.end).map(|i| sq_dist(pair(i).0, pair(i).1)));
 }
 
 /// What the bounds settle for one row.
@@ -317,16 +373,23 @@ enum ByBounds {
     ToScreen,
 }
 
-/// Row `x` (index `i` in the data, `r` in its block) by its bounds in `rows`, which are
-/// brought up to this pass and renewed where measured. `found` is scratch space.
+/// Scratch space of [`search_groups`]: each searched group's nearest two, and one group's
+/// distances.
+type Scratch<'s> = (&'s mut Vec<(usize, f64, usize, f64)>, &'s mut Vec<f64>);
+
+/// Row `x` (index `i` in the data, `r` in its block), whose direct squared distance to its own
+/// mean is `dist`, by its bounds in `rows`, which are brought up to this pass and renewed where
+/// measured.
+#[allow(clippy::too_many_arguments)]
 fn row_by_bounds(
     x: &[f64],
+    dist: f64,
     i: usize,
     r: usize,
     means: &RowMatrix,
     kept: &Kept<'_>,
     rows: &mut BlockBounds,
-    found: &mut Vec<(usize, f64, usize, f64)>,
+    scratch: Scratch<'_>,
 ) -> ByBounds {
     let bounds = kept.bounds;
     let (k, d, groups, now) = (
@@ -336,7 +399,6 @@ fn row_by_bounds(
         bounds.passes,
     );
     let own = kept.labels[i];
-    let dist = sq_dist(x, means.row(own));
     let since = rows.since[r] as usize;
     let all = lowered(rows.all[r], bounds.drift_all[now] - bounds.drift_all[since]);
     if keeps_own(dist, all.max(kept.half_gap[own]), d) {
@@ -362,7 +424,7 @@ fn row_by_bounds(
     if LOCAL_SHARE * failing > k {
         return ByBounds::ToScreen;
     }
-    let best = search_groups(x, means, kept, own, dist, lb, found);
+    let best = search_groups(x, kept, own, dist, lb, scratch);
     rows.all[r] = smallest(lb);
     ByBounds::Searched(best, failing)
 }
@@ -388,24 +450,31 @@ fn smallest(values: &[f64]) -> f64 {
 
 /// The nearest mean of row `x`, whose own mean `own` is `dist` away, measuring directly only
 /// the groups whose bound `lb` fails (the others are provably farther than `own`), and the
-/// bounds renewed. `found` is scratch space.
+/// bounds renewed.
 fn search_groups(
     x: &[f64],
-    means: &RowMatrix,
     kept: &Kept<'_>,
     own: usize,
     dist: f64,
     lb: &mut [f64],
-    found: &mut Vec<(usize, f64, usize, f64)>,
+    (found, dists): Scratch<'_>,
 ) -> Nearest {
-    let d = means.n_cols();
-    let members = &kept.bounds.members;
+    let d = x.len();
+    let (members, starts) = (&kept.bounds.members, &kept.bounds.starts);
     let mut best = Nearest { label: own, dist };
     found.clear();
     for g in (0..lb.len()).filter(|&g| !keeps_own(dist, lb[g], d)) {
         let (mut first, mut at, mut second) = (f64::INFINITY, usize::MAX, f64::INFINITY);
-        for &m in members[g].iter().filter(|&&m| m != own) {
-            let dm = sq_dist(x, means.row(m));
+        // The group's means are contiguous in `grouped`, in index order: their distances four
+        // at a time (each with `sq_dist`'s bits).
+        dists.resize(members[g].len(), 0.0);
+        let rows = kept.grouped.rows_slice(starts[g], starts[g + 1]);
+        sq_dists_to(rows, x, dists);
+        for (&m, &dm) in members[g]
+            .iter()
+            .zip(dists.iter())
+            .filter(|&(&m, _)| m != own)
+        {
             if dm < first {
                 (second, first, at) = (first, dm, m);
             } else if dm < second {

@@ -31,7 +31,8 @@ use crate::clustering::mean_shifts::half_gaps;
 use crate::clustering::model::ClusterRun;
 use crate::clustering::objective::dp_means_objective;
 use crate::linalg::{
-    BLOCK_ROWS, Nearest, axpy, ordered_block_reduce, row_sq_norms, screened_nearest, sq_dist,
+    BLOCK_ROWS, Nearest, axpy, ordered_block_reduce, prefetch_one, row_sq_norms, screened_nearest,
+    sq_dist,
 };
 
 /// Most rows in one wave of a sweep. Within a wave, the nearest of the clusters opened before
@@ -41,6 +42,9 @@ use crate::linalg::{
 /// row positions only (not on the thread count), which fixes which distances are computed
 /// which way: the result is the same for any number of threads.
 const WAVE_ROWS: usize = 8 * BLOCK_ROWS;
+
+/// How far ahead of the row being visited the next rows' data are prefetched.
+const VISIT_AHEAD: usize = 16;
 
 /// Rows in the first wave of a sweep.
 const FIRST_WAVE_ROWS: usize = 256;
@@ -104,14 +108,15 @@ fn dp_means_run_with(
         let with_bounds = bounded && n_iter >= 3;
         let mut acc = ClusterSums::zeros(current.n_rows(), d);
         let mut base = if k0 > 0 {
-            let half_gap = if with_bounds {
+            let (half_gap, grouped) = if with_bounds {
                 bounds.prepare(&current, n);
-                half_gaps(&current, n)
+                (half_gaps(&current, n), bounds.grouped(&current))
             } else {
-                Vec::new()
+                (Vec::new(), RowMatrix::zeros(0, d))
             };
             let kept = with_bounds.then_some(Kept {
                 bounds: &bounds,
+                grouped: &grouped,
                 labels: &labels,
                 half_gap: &half_gap,
             });
@@ -127,13 +132,17 @@ fn dp_means_run_with(
         let mut changed = 0usize;
         let mut sweep_cost = 0.0;
         // Settles row `r` whose best so far is `best` (clusters before `from` searched) and
-        // whose sums went to cluster `provisional`.
+        // whose sums went to cluster `provisional`; asks early for the label of the row
+        // visited `ahead`, if given.
         let mut visit = |current: &mut RowMatrix,
                          acc: &mut ClusterSums,
-                         r: usize,
+                         (r, ahead): (usize, Option<usize>),
                          from: usize,
                          mut best: Nearest,
                          provisional: usize| {
+            if let Some(a) = ahead {
+                prefetch_one(&labels[a]);
+            }
             // Clusters opened after `from` was fixed: checked row by row.
             for j in from..current.n_rows() {
                 let dist = sq_dist(x.row(r), current.row(j));
@@ -184,9 +193,23 @@ fn dp_means_run_with(
             let wave_end = (wave_start + wave_len).min(n);
             wave_len = (2 * wave_len).min(WAVE_ROWS);
             if k_snap == k_base {
-                // Nothing opened since the base search: it is complete.
-                for &r in &order[wave_start..wave_end] {
-                    visit(&mut current, &mut acc, r, k_base, base[r], base[r].label);
+                // Nothing opened since the base search: it is complete. The rows come in a
+                // random order: the label and base result of the row `VISIT_AHEAD` on are asked for
+                // early, so that each row does not wait for memory.
+                let rows = &order[wave_start..wave_end];
+                for (v, &r) in rows.iter().enumerate() {
+                    let ahead = rows.get(v + VISIT_AHEAD).copied();
+                    if let Some(a) = ahead {
+                        prefetch_one(&base[a]);
+                    }
+                    visit(
+                        &mut current,
+                        &mut acc,
+                        (r, ahead),
+                        k_base,
+                        base[r],
+                        base[r].label,
+                    );
                 }
                 opened_in_wave = current.n_rows() - k_snap;
                 last_wave_rows = wave_end - wave_start;
@@ -251,7 +274,7 @@ fn dp_means_run_with(
                         } else {
                             base[r].label
                         };
-                        visit(&mut current, &mut acc, r, k_snap, best, provisional);
+                        visit(&mut current, &mut acc, (r, None), k_snap, best, provisional);
                     }
                 },
             );
@@ -330,17 +353,18 @@ fn base_pass(
         BLOCK_ROWS,
         |b, s, e| {
             let mut nearest = vec![Nearest::NONE; e - s];
-            let measured = nearest_in_block(x, (b, s, e), means, &m_norms, kept, &mut nearest);
             let mut part = ClusterSums::zeros(k, d);
-            let cost = (s..e)
-                .map(|i| {
-                    let best = nearest[i - s];
+            let mut cost = 0.0;
+            // The sums and the cost in row order, each run of rows while it is in cache.
+            let add = |c: usize, f: usize, settled: &[Nearest]| {
+                for (i, best) in (c..f).zip(settled) {
                     if !skip_sums.is_some_and(|skip| skip[i]) {
                         part.add(x.row(i), best.label);
                     }
-                    best.dist
-                })
-                .sum::<f64>();
+                    cost += best.dist;
+                }
+            };
+            let measured = nearest_in_block(x, (b, s, e), means, &m_norms, kept, &mut nearest, add);
             (nearest, cost, part, measured)
         },
         |(nearest, cost, part, measured)| {

@@ -5,6 +5,8 @@ use super::model::ln_factorial;
 use crate::restarts::draw_weighted;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
+use std::cell::RefCell;
+use std::sync::OnceLock;
 
 /// Hyperparameters of one chain.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -70,14 +72,47 @@ pub(crate) fn log_poisson_unnorm(lambda: f64, j_max: usize) -> Vec<f64> {
 /// [`log_poisson_unnorm`] written into `out` (replacing its contents).
 pub(crate) fn log_poisson_unnorm_into(lambda: f64, j_max: usize, out: &mut Vec<f64>) {
     out.clear();
-    out.extend((0..=j_max).map(|j| j as f64 * lambda.ln() - ln_factorial(j)));
+    let ln_lambda = lambda.ln();
+    out.extend((0..=j_max).map(|j| j as f64 * ln_lambda - ln_factorial_kept(j)));
+}
+
+/// How many values of log j! are kept (j = 0..64).
+const KEPT_LN_FACTORIALS: usize = 64;
+
+/// log j!, as [`ln_factorial`] computes it (the same bits), from a table made once for
+/// j < [`KEPT_LN_FACTORIALS`]: every row's new-feature step asks for log 0! … log j_max!.
+fn ln_factorial_kept(j: usize) -> f64 {
+    static TABLE: OnceLock<Vec<f64>> = OnceLock::new();
+    let table = TABLE.get_or_init(|| (0..KEPT_LN_FACTORIALS).map(ln_factorial).collect());
+    table.get(j).copied().unwrap_or_else(|| ln_factorial(j))
+}
+
+thread_local! {
+    /// [`log_prior_flip`]'s values for every m = 0..=N of the last N asked for on this thread.
+    static PRIOR_FLIPS: RefCell<(usize, Vec<(f64, f64)>)> = const { RefCell::new((0, Vec::new())) };
 }
 
 /// The prior weights of z_nk given the other rows: log(m/N) for z = 1 and log((N − m)/N)
 /// for z = 0, with m = m_{−n,k} (G&G 2006 Eq. 17; D-V&G Eq. 3). Returns (l0, l1).
+///
+/// A sweep asks for these N·K times with the same N: the values for every m are computed once
+/// per N and thread (by the same expression, so the same bits) and then looked up.
 pub(crate) fn log_prior_flip(m_minus: usize, n: usize) -> (f64, f64) {
-    let nf = n as f64;
-    (((n - m_minus) as f64 / nf).ln(), (m_minus as f64 / nf).ln())
+    let direct = |m: usize| {
+        let nf = n as f64;
+        (((n - m) as f64 / nf).ln(), (m as f64 / nf).ln())
+    };
+    if m_minus > n {
+        // Not a count of other rows; left to fail as the direct expression does.
+        return direct(m_minus);
+    }
+    PRIOR_FLIPS.with(|kept| {
+        let mut kept = kept.borrow_mut();
+        if kept.0 != n || kept.1.len() != n + 1 {
+            *kept = (n, (0..=n).map(direct).collect());
+        }
+        kept.1[m_minus]
+    })
 }
 
 /// 0..k in a uniformly random order (Fisher–Yates).
@@ -160,4 +195,37 @@ pub(crate) fn block_log_prior(terms: &[(f64, f64)], bits: usize) -> f64 {
         .enumerate()
         .map(|(t, &(l0, l1))| if (bits >> t) & 1 == 1 { l1 } else { l0 })
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kept_prior_terms_are_the_direct_ones_bit_for_bit() {
+        // N changes between calls on one thread (tables remade), and back again.
+        for n in [1usize, 7, 100, 7, 2000] {
+            let nf = n as f64;
+            for m in 0..=n {
+                let want = (((n - m) as f64 / nf).ln(), (m as f64 / nf).ln());
+                let got = log_prior_flip(m, n);
+                assert_eq!(got.0.to_bits(), want.0.to_bits(), "n {n} m {m}");
+                assert_eq!(got.1.to_bits(), want.1.to_bits(), "n {n} m {m}");
+            }
+        }
+        for j in 0..KEPT_LN_FACTORIALS + 5 {
+            assert_eq!(
+                ln_factorial_kept(j).to_bits(),
+                ln_factorial(j).to_bits(),
+                "{j}"
+            );
+        }
+        let lambda = 0.37f64;
+        let got = log_poisson_unnorm(lambda, 70);
+        for (j, v) in got.iter().enumerate() {
+            let want = j as f64 * lambda.ln() - ln_factorial(j);
+            assert_eq!(v.to_bits(), want.to_bits(), "j {j}");
+        }
+        assert!(got[3] < got[1], "a small mean favours few new features");
+    }
 }

@@ -5,7 +5,8 @@
 #   bash bench/run_features.sh [section]   # section: sweep | restarts | defaults | tabletop | all
 #
 # `sweep`: one BP-means sweep against one X Aᵀ GEMM of the same shape (MEIBP synthetic data,
-# N = 100 000, D = 1 000, K = 50), on 1 and 2 threads.
+# N = 100 000, D = 1 000, K = 50), on 1 and 2 threads, two rounds (with BEFORE set, that
+# build and this one alternate in each round).
 # `restarts`: the tabletop photos reduced to 100 × 100 (bench/tabletop_pca.py), the paper's
 # numbers of restarts, on 1 and 2 threads: time per run and parallel efficiency.
 # `defaults`: the measurements behind the defaults (docs/defaults.md): the paper's algorithms
@@ -15,7 +16,8 @@
 # `tabletop`: issue 14's BP-means target on the tabletop photos (P = 20, one thread): the
 # defaults with 300 restarts and the paper's algorithm (--plain) with 3000, five times each,
 # alternating; CPU time per restart and the restarts at 261.2804. Set BEFORE=path/to/an/older
-# bench_features to time it in the same rounds (alternating with this build).
+# bench_features to time it in the same rounds (alternating with this build); `sweep` takes
+# BEFORE too.
 # Every section prints `uptime` before and after itself: on this 2-core machine, timings
 # taken at a load above ~1.5 are not trustworthy.
 set -euo pipefail
@@ -32,9 +34,14 @@ stamp() { echo "## $1 — $(date -u +%FT%TZ) — uptime:$(uptime | sed 's/.*load
 
 run_sweep() {
     stamp "sweep: start"
-    for t in 1 2; do
-        "$bin" sweep-vs-gemm --n 100000 --d 1000 --k 50 --prob 0.4 --sigma 1 --penalty 5000 \
-            --iters 8 --threads "$t" --reps 3
+    for round in 1 2; do
+        for t in 1 2; do
+            for b in ${BEFORE:-} "$bin"; do
+                echo "round $round, threads $t: $b"
+                "$b" sweep-vs-gemm --n 100000 --d 1000 --k 50 --prob 0.4 --sigma 1 \
+                    --penalty 5000 --iters 8 --threads "$t" --reps 3
+            done
+        done
     done
     stamp "sweep: end"
 }

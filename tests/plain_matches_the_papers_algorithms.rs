@@ -1,8 +1,9 @@
 //! `plain()` is the paper's algorithms exactly as they ran before the defaults changed: on
 //! generated data, with the command line's former defaults (10 restarts, 300 sweeps, seed 0),
-//! every restart's objective equals, bit for bit, what `madbayes fit` of commit 6942b7b
-//! (before the improved defaults) wrote into `summary.json` for the same data, written by
-//! `madbayes gen` of that commit:
+//! every restart's objective equals, bit for bit (BP-means: to within a few units in the
+//! last place, see `BP_MEANS_ULPS`), what `madbayes fit` of commit 6942b7b (before the
+//! improved defaults) wrote into `summary.json` for the same data, written by `madbayes gen`
+//! of that commit:
 //!
 //! ```text
 //! madbayes gen blocks --n 100 --p 0.5 --sigma-x 0.5 --seed 2 --out b100
@@ -23,8 +24,10 @@ fn blocks(n: usize, sigma: f64, seed: u64) -> RowMatrix {
     block_images(n, 0.5, sigma, seed).unwrap().x
 }
 
-/// Runs `p` with the former command-line defaults and compares every restart bit for bit.
-fn check_features(name: &str, p: FeatureParams, x: &RowMatrix, k: usize, runs: &[f64]) {
+/// Runs `p` with the former command-line defaults and compares every restart's objective
+/// with the former one: bit for bit when `ulps` is 0, else to within that many units in the
+/// last place (same K, same local optimum, the sums rounded in another order).
+fn check_features(name: &str, p: FeatureParams, x: &RowMatrix, k: usize, runs: &[f64], ulps: u64) {
     let fit = p
         .restarts(10)
         .max_iter(300)
@@ -34,15 +37,27 @@ fn check_features(name: &str, p: FeatureParams, x: &RowMatrix, k: usize, runs: &
         .fit(x)
         .unwrap();
     assert_eq!(fit.k(), k, "{name}: K");
-    let got: Vec<u64> = fit.run_objectives().iter().map(|v| v.to_bits()).collect();
-    let want: Vec<u64> = runs.iter().map(|v| v.to_bits()).collect();
-    assert_eq!(got, want, "{name}: {:?}", fit.run_objectives());
-    let best = runs.iter().copied().fold(f64::INFINITY, f64::min);
+    let got = fit.run_objectives();
+    assert_eq!(got.len(), runs.len(), "{name}");
+    let apart: Vec<u64> = (got.iter().zip(runs))
+        .map(|(g, w)| g.to_bits().abs_diff(w.to_bits()))
+        .collect();
+    assert!(
+        got.iter().zip(runs).all(|(g, w)| g.signum() == w.signum())
+            && apart.iter().all(|&u| u <= ulps),
+        "{name}: {got:?}, units in the last place apart {apart:?}"
+    );
+    let best = got.iter().copied().fold(f64::INFINITY, f64::min);
     assert_eq!(fit.objective().to_bits(), best.to_bits(), "{name}");
 }
 
+/// How far BP-means' objectives may be from 6942b7b's: its sweep now updates ZᵀX by the
+/// entries it flips instead of summing it afresh, which rounds in another order (measured:
+/// 0–2 units in the last place on these runs).
+const BP_MEANS_ULPS: u64 = 8;
+
 #[test]
-fn plain_feature_algorithms_reproduce_the_former_results_bit_for_bit() {
+fn plain_feature_algorithms_reproduce_the_former_results() {
     let b100 = blocks(100, 0.5, 2);
     let b500 = blocks(500, 0.3, 1);
     let r = 1416.2464776962763;
@@ -52,6 +67,7 @@ fn plain_feature_algorithms_reproduce_the_former_results_bit_for_bit() {
         &b100,
         2,
         &[r, r, r, 1332.2089347827275, r, r, r, r, r, r],
+        BP_MEANS_ULPS,
     );
     let r = 1416.2284292073903;
     check_features(
@@ -60,6 +76,7 @@ fn plain_feature_algorithms_reproduce_the_former_results_bit_for_bit() {
         &b100,
         2,
         &[r, r, r, 1284.023712240759, r, r, r, r, r, r],
+        0,
     );
     check_features(
         "k-features",
@@ -78,6 +95,7 @@ fn plain_feature_algorithms_reproduce_the_former_results_bit_for_bit() {
             992.1364830163106,
             1226.8811822186626,
         ],
+        0,
     );
     check_features(
         "stepwise k-features",
@@ -96,6 +114,7 @@ fn plain_feature_algorithms_reproduce_the_former_results_bit_for_bit() {
             1011.8572936596588,
             1039.7626764414872,
         ],
+        0,
     );
     let r = 4337.830830960856;
     check_features(
@@ -115,6 +134,7 @@ fn plain_feature_algorithms_reproduce_the_former_results_bit_for_bit() {
             3036.415335925133,
             3405.215257223058,
         ],
+        BP_MEANS_ULPS,
     );
 }
 

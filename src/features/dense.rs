@@ -62,6 +62,52 @@ pub(crate) fn add_ztx_rows(xb: &[f64], zb: &[u8], k: usize, out: &mut RowMatrix)
     }
 }
 
+/// `out (K × D) += (Z_new − Z_old)_bᵀ X_b` for a block given as its rows of X (`xb`) and its
+/// rows of Z before and after a sweep (`old`, `new`, row-major `b × k` bytes): the change of
+/// ZᵀX when those entries flipped. Returns how many entries differ. GEMM on a −1/0/+1 copy
+/// when at least 1/`DENSE_FRACTION` of the entries differ, else one ± `axpy` per differing
+/// entry (rows in order, columns in order).
+pub(crate) fn add_ztx_change_rows(
+    xb: &[f64],
+    old: &[u8],
+    new: &[u8],
+    k: usize,
+    out: &mut RowMatrix,
+) -> usize {
+    let d = out.n_cols();
+    if k == 0 || d == 0 {
+        return 0;
+    }
+    let b = old.len() / k;
+    let flips = old.iter().zip(new).filter(|(o, n)| o != n).count();
+    if flips == 0 {
+        return 0;
+    }
+    if dense(flips, b, k) {
+        let buf: Vec<f64> = (old.iter().zip(new))
+            .map(|(&o, &n)| f64::from(n) - f64::from(o))
+            .collect();
+        let zt = MatRef::from_row_major_slice(&buf, b, k).transpose();
+        let xm = MatRef::from_row_major_slice(xb, b, d);
+        let dst = MatMut::from_row_major_slice_mut(out.as_mut_slice(), k, d);
+        matmul(dst, Accum::Add, zt, xm, 1.0, Par::Seq);
+        return flips;
+    }
+    let rows = old.chunks_exact(k).zip(new.chunks_exact(k));
+    for ((zo, zn), xr) in rows.zip(xb.chunks_exact(d)) {
+        if zo == zn {
+            continue;
+        }
+        for (c, (&o, &n)) in zo.iter().zip(zn).enumerate() {
+            if o != n {
+                let sign = if n != 0 { 1.0 } else { -1.0 };
+                axpy(sign, xr, out.row_mut(c));
+            }
+        }
+    }
+    flips
+}
+
 /// Σ_{n ∈ s..e} ‖x_n − z_n A‖², the residual formed explicitly (no cancellation-prone
 /// expansion), `GEMM_ROWS` rows at a time.
 pub(crate) fn residual_ss_block(
@@ -163,6 +209,38 @@ mod tests {
                 (got - want).abs() <= 1e-9 * want,
                 "every {every}: {got} vs {want}"
             );
+        }
+    }
+
+    #[test]
+    fn changes_of_ztx_are_the_differences_of_the_sums() {
+        // Integer X, so every sum is exact whatever its order: the change must equal the
+        // difference of the two sums bit for bit, on the GEMM path (every second entry
+        // flips) and on the entry-by-entry path (one in 29), and be nothing without flips.
+        let (x, old, _) = problem(300, 6, 5, 3);
+        let bytes = |z: &BinaryMatrix| -> Vec<u8> { z.rows().flatten().copied().collect() };
+        for (flip_every, want_flips) in [(2, 900), (29, 63), (usize::MAX, 0)] {
+            let mut new = old.clone();
+            let mut flips = 0;
+            for i in 0..300 {
+                for c in 0..6 {
+                    if (i * 6 + c) % flip_every == 0 && flip_every != usize::MAX {
+                        new.row_mut(i)[c] ^= 1;
+                        flips += 1;
+                    }
+                }
+            }
+            assert_eq!(flips, want_flips);
+            let mut change = RowMatrix::zeros(6, 5);
+            let got = add_ztx_change_rows(x.as_slice(), &bytes(&old), &bytes(&new), 6, &mut change);
+            assert_eq!(got, flips);
+            let (mut before, mut after) = (RowMatrix::zeros(6, 5), RowMatrix::zeros(6, 5));
+            add_ztx_rows(x.as_slice(), &bytes(&old), 6, &mut before);
+            add_ztx_rows(x.as_slice(), &bytes(&new), 6, &mut after);
+            let want: Vec<f64> = (after.as_slice().iter().zip(before.as_slice()))
+                .map(|(a, b)| a - b)
+                .collect();
+            assert_eq!(change.as_slice(), &want[..], "one flip in {flip_every}");
         }
     }
 

@@ -11,7 +11,7 @@
 //! solution; Â is the one with zero rows on the dependent columns (not the minimum-norm one).
 //! ZᵀZ and ZᵀX are summed over fixed row blocks in block order (thread-count independent).
 
-use super::dense::add_ztx_rows;
+use super::dense::{add_ztx_change_rows, add_ztx_rows};
 use super::zmat::BinaryMatrix;
 use crate::MatrixView;
 use crate::RowMatrix;
@@ -80,6 +80,33 @@ impl NormalSums {
             ztz: ztz_counts(zb, k),
             ztx,
         }
+    }
+
+    /// How one block's share changes when its rows of Z go from `old` to `new` (`b × k`
+    /// bytes each, X's rows `xb`): ZᵀZ's change in exact counts, ZᵀX's as
+    /// (Z_new − Z_old)ᵀ X ([`add_ztx_change_rows`]). `None` when no entry differs.
+    pub fn change_of_block(xb: &[f64], old: &[u8], new: &[u8], k: usize, d: usize) -> Option<Self> {
+        if old == new {
+            return None;
+        }
+        let mut change = Self::zeros(k, d);
+        add_ztx_change_rows(xb, old, new, k, &mut change.ztx);
+        let mut ones = Vec::with_capacity(k);
+        for (zo, zn) in old.chunks_exact(k).zip(new.chunks_exact(k)) {
+            if zo == zn {
+                continue;
+            }
+            for (z, step) in [(zo, -1.0), (zn, 1.0)] {
+                ones.clear();
+                ones.extend((0..k).filter(|&c| z[c] != 0));
+                for &i in &ones {
+                    for &j in &ones {
+                        change.ztz[i * k + j] += step;
+                    }
+                }
+            }
+        }
+        Some(change)
     }
 
     pub fn add(&mut self, part: &NormalSums) {

@@ -53,14 +53,18 @@ pub(crate) fn bp_means_run(
     // G = A Aᵀ of the current A when the least-squares step formed it (the same values
     // `gram` gives), so the sweep need not form it again.
     let mut gm_a: Option<Vec<f64>> = None;
+    // ZᵀZ and ZᵀX of Z as the next sweep starts, once summed: the sweep then only adds the
+    // change from the entries it flips (see [`sweep`]).
+    let mut normal_kept: Option<NormalSums> = None;
     while n_iter < max_iter {
         n_iter += 1;
         let gm_old = gm_a.take().unwrap_or_else(|| gram(&a));
-        let (changed, opened, sums) = sweep(x, x_norms, penalty, k_max, &mut z, &a, gm_old);
+        let kept = normal_kept.take();
+        let (changed, opened, sums) = sweep(x, x_norms, penalty, k_max, &mut z, &a, gm_old, kept);
         for r in opened.rows() {
             a.push_row(r);
         }
-        // The sweep summed ZᵀZ and ZᵀX of the new Z while it streamed X, unless it opened a
+        // The sweep gave ZᵀZ and ZᵀX of the new Z while it streamed X, unless it opened a
         // feature; then they are summed afresh. Empty and duplicate columns are read off ZᵀZ.
         let mut normal = sums.unwrap_or_else(|| {
             let (ztz, ztx) = normal_equations(x, &z);
@@ -82,9 +86,11 @@ pub(crate) fn bp_means_run(
             ls.dependent.iter().for_each(|&j| keep[j] = false);
             z.retain_cols(&keep);
             a.retain_rows(&keep);
+            normal.retain(&keep);
             gm_a = gm_a.map(|g| retain_square(&g, &keep));
             removed += ls.dependent.len();
         }
+        normal_kept = Some(normal);
         // Dropping dependent columns leaves Z A, hence the residual, unchanged.
         trace.push(rss + a.n_rows() as f64 * penalty);
         if changed == 0 && removed == 0 && a_is_ls {
@@ -106,14 +112,20 @@ pub(crate) fn bp_means_run(
 
 /// One BP-means sweep against the fixed means `a` (rows in order 0..N). Returns the number
 /// of changed entries plus opened features, the means of the opened features (whose
-/// columns were appended to `z`), and, when it opened none, ZᵀZ and ZᵀX of the new Z
-/// (summed per block while the block of X is at hand, in block order).
+/// columns were appended to `z`), and, when it opened none, ZᵀZ and ZᵀX of the new Z.
+/// Those are summed per block while the block of X is at hand, in block order: from
+/// scratch, or, given `kept` (ZᵀZ and ZᵀX of `z` as the sweep starts), as `kept` plus each
+/// block's change (Z_new − Z_old)ᵀ[Z X] ([`NormalSums::change_of_block`]). After the first
+/// sweeps few entries flip, so this replaces a product the size of the GEMM X Aᵀ by a few
+/// row additions. ZᵀZ's counts are exact either way; ZᵀX's rounding accumulates over the
+/// sweeps by at most one rounding of each entry per flip that touches it.
 ///
 /// The flips of row n over the features that existed when the sweep began depend only on
 /// x_n and those features (the columns opened earlier in the sweep are 0 for row n until
 /// its own pass reaches them), so they run in parallel over row blocks, together with the
 /// GEMM X Aᵀ. The rows are then settled in order: a row flips the features opened earlier
 /// in this sweep (if any), and may open a new one.
+#[allow(clippy::too_many_arguments)]
 fn sweep(
     x: MatrixView<'_>,
     x_norms: &[f64],
@@ -122,11 +134,13 @@ fn sweep(
     z: &mut BinaryMatrix,
     a: &RowMatrix,
     gm_old: Vec<f64>,
+    kept: Option<NormalSums>,
 ) -> (usize, RowMatrix, Option<NormalSums>) {
     let (n, d) = (x.n_rows(), x.n_cols());
     let k_old = a.n_rows();
     debug_assert_eq!(gm_old.len(), k_old * k_old);
-    let mut sums = Some(NormalSums::zeros(k_old, d));
+    let by_change = kept.is_some();
+    let mut sums = Some(kept.unwrap_or_else(|| NormalSums::zeros(k_old, d)));
     // Gram matrix of old + opened features, row-major with stride `k_now`.
     let mut gm = gm_old.clone();
     let mut opened = RowMatrix::zeros(0, d);
@@ -150,9 +164,16 @@ fn sweep(
             }
             // Under the cap no row can open a feature: the new-feature test is skipped.
             let may_open = k_old < k_max;
+            let old = if by_change { rows.clone() } else { Vec::new() };
             let settled = flip_rows(&mut rows, &gb, &gm_old, k_old, &x_norms[s..e], may_open);
-            // This block's share of ZᵀZ and ZᵀX, right if no feature opens up to its end.
-            let part = NormalSums::of_block(x.rows_slice(s, e), &rows, k_old, d);
+            // This block's share of ZᵀZ and ZᵀX (or its change), right if no feature opens up
+            // to its end.
+            let xb = x.rows_slice(s, e);
+            let part = if by_change {
+                NormalSums::change_of_block(xb, &old, &rows, k_old, d)
+            } else {
+                Some(NormalSums::of_block(xb, &rows, k_old, d))
+            };
             (s, e, gb, rows, settled, part)
         },
         |(s, e, gb, rows, settled, part)| {
@@ -217,8 +238,8 @@ fn sweep(
             if all.n_rows() > k_old {
                 sums = None;
             }
-            if let Some(acc) = sums.as_mut() {
-                acc.add(&part);
+            if let (Some(acc), Some(part)) = (sums.as_mut(), &part) {
+                acc.add(part);
             }
         },
     );
@@ -311,6 +332,64 @@ mod tests {
         assert_eq!(clean_columns_mask_from_gram(&ztz, 7), want);
     }
 
+    /// Integer-valued X (so ZᵀX is exact in any order), three blocks of rows, a random start
+    /// Z and means that make many rows flip, then means that make few flip: a sweep given
+    /// the start's sums and adding the changes returns what a sweep summing afresh returns,
+    /// bit for bit, and both are the sums of the new Z.
+    #[test]
+    fn kept_sums_plus_changes_are_the_sums_afresh() {
+        use crate::linalg::row_sq_norms;
+        let (n, d, k) = (2 * BLOCK_ROWS + 300, 6, 4);
+        let x = RowMatrix::new(
+            n,
+            d,
+            (0..n * d).map(|i| ((i * 37 % 23) as f64) - 11.0).collect(),
+        );
+        let norms = row_sq_norms(x.view());
+        let mut z = BinaryMatrix::zeros(n, k);
+        for i in 0..n {
+            for c in 0..k {
+                z.row_mut(i)[c] = u8::from((i * 7 + c * 5) % 3 == 0);
+            }
+        }
+        let means = |shift: f64| {
+            RowMatrix::new(
+                k,
+                d,
+                (0..k * d)
+                    .map(|i| ((i * 5 % 9) as f64) - 4.0 + shift)
+                    .collect(),
+            )
+        };
+        let mut flips = Vec::new();
+        for a in [means(0.0), means(0.05)] {
+            let (ztz, ztx) = normal_equations(x.view(), &z);
+            let kept = NormalSums { ztz, ztx };
+            let mut z_fresh = z.clone();
+            let run = |z: &mut BinaryMatrix, kept| {
+                sweep(x.view(), &norms, 1e300, usize::MAX, z, &a, gram(&a), kept)
+            };
+            let (changed, opened, by_change) = run(&mut z, Some(kept));
+            let (changed_fresh, _, fresh) = run(&mut z_fresh, None);
+            assert_eq!(opened.n_rows(), 0);
+            assert_eq!(changed, changed_fresh);
+            assert!(z.rows().eq(z_fresh.rows()));
+            let (by_change, fresh) = (by_change.unwrap(), fresh.unwrap());
+            assert_eq!(by_change.ztz, fresh.ztz);
+            assert_eq!(by_change.ztx.as_slice(), fresh.ztx.as_slice());
+            let (ztz, ztx) = normal_equations(x.view(), &z);
+            assert_eq!(fresh.ztz, ztz);
+            assert_eq!(fresh.ztx.as_slice(), ztx.as_slice());
+            flips.push(changed);
+        }
+        // Many flips (the GEMM path of the changes), then few (entry by entry).
+        eprintln!("flips per sweep: {flips:?}");
+        assert!(
+            8 * flips[0] > n * k && flips[1] > 0 && 8 * flips[1] < n * k,
+            "{flips:?}"
+        );
+    }
+
     #[test]
     fn new_features_are_decided_on_the_exact_residual() {
         for scale in [1e8, 2.5e8] {
@@ -338,6 +417,7 @@ mod tests {
                     &mut z,
                     &a,
                     gram(&a),
+                    None,
                 );
                 // The first row opens a feature; every later row then fits it or its mirror
                 // image exactly or opens its own. Either way no row may keep a residual > P.

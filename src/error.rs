@@ -36,6 +36,12 @@ pub enum ParamError {
         /// Its value.
         value: f64,
     },
+    /// The IBP samplers' annealed share of the sweeps lies in [0, 0.5] (within the burn-in).
+    #[error(
+        "anneal must be a fraction of the sweeps between 0 and 0.5 (the first half is burn-in), \
+         got {0}; pass e.g. 0.25, or 0 for none"
+    )]
+    AnnealFraction(f64),
     /// The accelerated sampler's window holds at least one row.
     #[error("window must be at least 1 row, got 0; the default is 1")]
     ZeroWindow,

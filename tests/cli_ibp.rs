@@ -208,6 +208,15 @@ fn sampler_options_are_checked() {
         (&["--algo", "ibp-gibbs", "--restarts", "3"], "restarts"),
         (&["--algo", "ibp-gibbs", "--alpha", "-1"], "alpha"),
         (&["--algo", "ibp-accelerated", "--sigma-x", "0"], "sigma"),
+        (&["--algo", "ibp-accelerated", "--anneal", "0.7"], "anneal"),
+        (
+            &["--algo", "meibp", "--k", "4", "--anneal", "0.2"],
+            "anneal",
+        ),
+        (
+            &["--algo", "dp-means", "--penalty", "1", "--anneal", "0.2"],
+            "anneal",
+        ),
         (&["--algo", "ibp-gibbs", "--init", "bp-means"], "--penalty"),
         (&["--algo", "meibp", "--k", "4", "--init", "prior"], "init"),
         (

@@ -76,6 +76,15 @@ def _positive(name, value, allow_none=True):
     return float(value)
 
 
+def _fraction(name, value):
+    """None (the library's default) or a finite number; the library checks its range."""
+    if value is None:
+        return None
+    if not isinstance(value, numbers.Real) or isinstance(value, bool) or not np.isfinite(value):
+        raise ValueError(f"{name} must be a number between 0 and 0.5 or None, got {value!r}")
+    return float(value)
+
+
 def _tri_state(name, value):
     """None (the library's default) or a bool."""
     if value is None or isinstance(value, (bool, np.bool_)):

@@ -13,6 +13,7 @@ from ._base import (
     _Estimator,
     _count,
     _flag,
+    _fraction,
     _optional_count,
     _positive,
     _seed,
@@ -125,10 +126,15 @@ class IBPSampler(_IBPModel):
     block : int or None, default=None
         Each row also draws its entries on a random block of this many features jointly
         (None: the library's default; 0: none).
+    anneal : float or None, default=None
+        The first fraction of the sweeps in which a resampled sigma_x is held above a floor
+        falling from its starting value to 1/20 of it (None: the library's default,
+        ``DEFAULTS["ibp"]["tuned"]["anneal"]``; 0: none; at most 0.5, within the burn-in).
+        The command line's ``--anneal``.
     plain : bool, default=False
         The paper's plain sampler (fixed alpha = 2, sigma_x = 0.25 sd, sigma_a = 0.75 sd,
-        empty start, no split-merge, no block update); options given beside it still
-        apply. The command line's ``--plain``.
+        empty start, no split-merge, no block update, no annealing); options given beside
+        it still apply. The command line's ``--plain``.
     random_state : int, RandomState or None, default from the library
         The seed (the command line's ``--seed``); None draws one.
     n_jobs : int or None, default=None
@@ -164,6 +170,7 @@ class IBPSampler(_IBPModel):
         init=None,
         split_merge=None,
         block=None,
+        anneal=None,
         plain=False,
         random_state=_IBP["random_state"],
         n_jobs=None,
@@ -181,6 +188,7 @@ class IBPSampler(_IBPModel):
         self.init = init
         self.split_merge = split_merge
         self.block = block
+        self.anneal = anneal
         self.plain = plain
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -214,6 +222,7 @@ class IBPSampler(_IBPModel):
             self.init,
             None if split_merge is None else _count("split_merge", split_merge, minimum=0),
             None if block is None else _count("block", block, minimum=0),
+            _fraction("anneal", self.anneal),
             _flag("plain", self.plain),
             self._jobs(),
             self._progress(),

@@ -306,6 +306,7 @@ fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         b.set_item("init", start_name(base.start))?;
         b.set_item("split_merge", base.split_merge)?;
         b.set_item("block", base.block)?;
+        b.set_item("anneal", base.anneal)?;
         d.set_item(name, b)?;
     }
     d.set_item("n_sweeps", IbpDefaults::TUNED.iterations)?;
@@ -699,7 +700,7 @@ fn most_probable_features<'py>(
 /// An IBP Gibbs sampler: `n_chains` chains in parallel (chain c on stream c of the seed),
 /// built in the command line's order (`--plain` first, then every option given).
 #[pyfunction]
-#[pyo3(signature = (x, method, n_chains, n_draws, alpha, sigma_x, sigma_a, n_sweeps, seed, window, k_new_max, resample, init, split_merge, block, plain, n_jobs, progress=None))]
+#[pyo3(signature = (x, method, n_chains, n_draws, alpha, sigma_x, sigma_a, n_sweeps, seed, window, k_new_max, resample, init, split_merge, block, anneal, plain, n_jobs, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn fit_ibp<'py>(
     py: Python<'py>,
@@ -718,6 +719,7 @@ fn fit_ibp<'py>(
     init: Option<&str>,
     split_merge: Option<usize>,
     block: Option<usize>,
+    anneal: Option<f64>,
     plain: bool,
     n_jobs: usize,
     progress: Option<Py<PyAny>>,
@@ -759,6 +761,9 @@ fn fit_ibp<'py>(
     }
     if let Some(n) = block {
         b = b.block(n);
+    }
+    if let Some(f) = anneal {
+        b = b.anneal(f);
     }
     match init {
         None => {}

@@ -184,6 +184,7 @@ def test_samplers_match_the_cli(tmp_path, data, method, algo):
             madbayes.IBPSampler(alpha=1.5, sigma_x=0.8, resample=True, window=3),
             ["--alpha", "1.5", "--sigma-x", "0.8", "--resample", "--window", "3"],
         ),
+        (madbayes.IBPSampler(anneal=0.4, n_chains=1), ["--anneal", "0.4", "--chains", "1"]),
     ],
 )
 def test_sampler_options_match_the_cli(tmp_path, data, est, args):

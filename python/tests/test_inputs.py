@@ -124,6 +124,8 @@ def test_wrong_width_at_predict(est, blobs):
         (madbayes.IBPSampler(method="gibbs"), "method must be"),
         (madbayes.IBPSampler(window=2, method="collapsed"), "window does not apply"),
         (madbayes.IBPSampler(alpha=0.0), "alpha must be a positive"),
+        (madbayes.IBPSampler(anneal=0.7), "anneal must be a fraction of the sweeps"),
+        (madbayes.IBPSampler(anneal="a"), "anneal must be a number"),
         (madbayes.DPMeans(random_state=-3), "random_state must be"),
         (madbayes.DPMeans(n_jobs=0), "n_jobs must be"),
         (madbayes.MahalanobisClustering(n_clusters=30), "n_samples=90 is too few"),
@@ -187,6 +189,7 @@ def test_defaults_come_from_the_library():
     assert madbayes.KMeans().max_iter == d["kmeans"]["max_iter"]
     assert madbayes.IBPSampler().n_sweeps == d["ibp"]["tuned"]["n_sweeps"]
     assert madbayes.IBPSampler().n_chains == d["ibp"]["n_chains"]
+    assert d["ibp"]["tuned"]["anneal"] == 0.25 and d["ibp"]["plain"]["anneal"] == 0.0
     assert madbayes.MEIBP().max_iter == d["meibp"]["max_iter"]
     assert madbayes.MahalanobisClustering().reg == d["mahalanobis"]["reg"]
 

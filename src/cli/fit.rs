@@ -139,6 +139,11 @@ pub struct FitArgs {
     /// block of this many features jointly (default 3; 0: none).
     #[arg(long, value_name = "B")]
     pub block: Option<usize>,
+    /// IBP samplers: the first fraction of the sweeps in which a resampled σ_X is held above
+    /// a floor falling from its start to 1/20 of it (default 0.25, or 0 with --init-z or
+    /// --init bp-means; 0: none; at most 0.5).
+    #[arg(long, value_name = "F")]
+    pub anneal: Option<f64>,
 }
 
 /// The options `fit` and `path` share (flattened into both).
@@ -396,6 +401,7 @@ pub(super) fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
         refuse("init-z", args.init_z.is_some())?;
         refuse("split-merge", args.split_merge.is_some())?;
         refuse("block", args.block.is_some())?;
+        refuse("anneal", args.anneal.is_some())?;
         refuse("chains", args.chains.is_some())?;
         refuse("draws", args.draws.is_some())?;
     }

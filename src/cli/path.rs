@@ -356,6 +356,7 @@ fn fit_args(args: &PathArgs, penalty: f64) -> FitArgs {
         draws: None,
         split_merge: None,
         block: None,
+        anneal: None,
     }
 }
 

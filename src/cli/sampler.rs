@@ -75,6 +75,7 @@ pub(super) fn check(args: &FitArgs) -> Result<SamplerChecked, CliError> {
         refuse("init-z", args.init_z.is_some())?;
         refuse("split-merge", args.split_merge.is_some())?;
         refuse("block", args.block.is_some())?;
+        refuse("anneal", args.anneal.is_some())?;
         refuse("plain", args.plain)?;
         refuse("chains", args.chains.is_some())?;
         refuse("draws", args.draws.is_some())?;
@@ -129,6 +130,9 @@ pub(super) fn check(args: &FitArgs) -> Result<SamplerChecked, CliError> {
     }
     if let Some(b) = args.block {
         p = p.block(b);
+    }
+    if let Some(f) = args.anneal {
+        p = p.anneal(f);
     }
     if let Some(path) = &args.init_z {
         if args.init.is_some() {

@@ -111,6 +111,25 @@ pub struct IbpDefaults {
     pub split_merge: usize,
     /// Size of each row's joint block update (0: none).
     pub block: usize,
+    /// The first fraction of the sweeps in which a resampled σ_X is held above a floor that
+    /// falls geometrically from its starting value to `ANNEAL_END` of it (0: none); see
+    /// [`IbpParams::anneal`].
+    pub anneal: f64,
+}
+
+/// Where the annealing floor on σ_X ends, as a fraction of σ_X's starting value.
+pub const ANNEAL_END: f64 = 0.05;
+
+/// The floor on a resampled σ_X after sweep `it` (from 1) of a chain whose first `fraction`
+/// of `iterations` sweeps are annealed from σ_X = `start`: `start` · `ANNEAL_END`^(it / T),
+/// T = `fraction` · `iterations`, while it < T; 0 after.
+pub(crate) fn anneal_floor(start: f64, it: usize, iterations: usize, fraction: f64) -> f64 {
+    let end = fraction * iterations as f64;
+    if (it as f64) < end {
+        start * ANNEAL_END.powf(it as f64 / end)
+    } else {
+        0.0
+    }
 }
 
 impl IbpDefaults {
@@ -120,7 +139,7 @@ impl IbpDefaults {
     /// noise level builds the coarse features first and lets the resampling shrink σ_X;
     /// started at 0.25σ it freezes in many small features at low noise), σ_A = 0.75σ; an
     /// empty start; 10 split–merge and 10 recoding attempts after every sweep and a joint update of each row
-    /// on 3 features; 1000 sweeps.
+    /// on 3 features; σ_X annealed over the first quarter of the sweeps; 1000 sweeps.
     pub const TUNED: Self = Self {
         alpha: 1.0,
         sigma_x_fraction: 1.0,
@@ -130,9 +149,10 @@ impl IbpDefaults {
         start: IbpStart::Empty,
         split_merge: 10,
         block: 3,
+        anneal: 0.25,
     };
     /// The paper's plain sampler (D-V&G §5): α = 2, σ_X = 0.25σ, σ_A = 0.75σ, all fixed, an
-    /// empty start, no split–merge, no block update, 1000 sweeps.
+    /// empty start, no split–merge, no block update, no annealing, 1000 sweeps.
     pub const PLAIN: Self = Self {
         alpha: 2.0,
         sigma_x_fraction: 0.25,
@@ -142,6 +162,7 @@ impl IbpDefaults {
         start: IbpStart::Empty,
         split_merge: 0,
         block: 0,
+        anneal: 0.0,
     };
 }
 
@@ -177,6 +198,7 @@ impl IbpSampler {
             recode_fault: RecodeFault::None,
             block: None,
             block_fault: BlockFault::None,
+            anneal: None,
         })
     }
 }
@@ -208,6 +230,7 @@ pub struct IbpValidParams {
     recode_fault: RecodeFault,
     block: Option<usize>,
     block_fault: BlockFault,
+    anneal: Option<f64>,
 }
 
 /// Where a chain starts.
@@ -342,6 +365,19 @@ impl IbpParams {
         self.0.block = Some(b);
         self
     }
+    /// Anneal σ_X over the first `fraction` of the sweeps (default 0.25; 0 for none; at most
+    /// 0.5, the burn-in of [`fit_chains`](IbpValidParams::fit_chains)): while σ_X is resampled,
+    /// each draw is raised to at least a floor that starts at σ_X's starting value and falls
+    /// geometrically to 1/20 of it, after which σ_X moves freely. A chain then builds coarse
+    /// features while the likelihood is flat and sharpens them as the floor falls, instead of
+    /// freezing in a mode of fragments or sums when σ_X reaches the noise level early. The
+    /// annealed sweeps are not draws from the posterior; the sweeps after them are, as the
+    /// floor is gone. No effect when σ_X is fixed. A chain given its starting Z
+    /// ([`start_from`](Self::start_from)) is not annealed unless this is called.
+    pub fn anneal(mut self, fraction: f64) -> Self {
+        self.0.anneal = Some(fraction);
+        self
+    }
     /// A deliberately wrong acceptance ratio of the split–merge move, for the tests that show
     /// the exact-posterior checks catch it.
     #[doc(hidden)]
@@ -372,6 +408,11 @@ impl IbpParams {
             p.sigma_a,
             p.iterations(),
         )?;
+        if let Some(f) = p.anneal
+            && !(0.0..=0.5).contains(&f)
+        {
+            return Err(ParamError::AnnealFraction(f));
+        }
         match p.window {
             Some(0) => return Err(ParamError::ZeroWindow),
             Some(_) if p.kind != IbpKind::Accelerated => {
@@ -710,6 +751,10 @@ impl IbpValidParams {
         let (re_alpha, re_sx, re_sa) = self.resampled();
         let split_merge = self.split_merge.unwrap_or(self.base.split_merge);
         let recode = self.recode.unwrap_or(split_merge);
+        // A chain given its starting Z is not annealed unless asked: the floor would move it
+        // away from that state.
+        let given_start = matches!(self.start, Some(Start::Given(_)));
+        let anneal = (self.anneal).unwrap_or(if given_start { 0.0 } else { self.base.anneal });
         // The prior scale of the variances (module `hyper`).
         let scale = visible_std(x, hidden).powi(2);
         let n = x.n_rows();
@@ -770,7 +815,8 @@ impl IbpValidParams {
                 let (sx, sa) =
                     resample_sigmas(&work, &z, hyper.sigma_x, hyper.sigma_a, scale, &mut rng);
                 if re_sx {
-                    hyper.sigma_x = sx;
+                    let floor = anneal_floor(sigma_x, it, iterations, anneal);
+                    hyper.sigma_x = sx.max(floor);
                 }
                 if re_sa {
                     hyper.sigma_a = sa;
@@ -924,6 +970,66 @@ mod tests {
         assert_eq!(
             base().window(0).check().unwrap_err(),
             ParamError::ZeroWindow
+        );
+        for bad in [-0.1, 0.51, f64::NAN] {
+            assert!(matches!(
+                base().anneal(bad).check(),
+                Err(ParamError::AnnealFraction(_))
+            ));
+        }
+        assert!(base().anneal(0.0).check().is_ok() && base().anneal(0.5).check().is_ok());
+    }
+
+    #[test]
+    fn annealed_sweeps_hold_sigma_x_above_the_falling_floor_and_then_let_go() {
+        assert_eq!(anneal_floor(2.0, 0, 100, 0.25), 2.0);
+        assert!((anneal_floor(2.0, 25, 200, 0.25) - 2.0 * ANNEAL_END.sqrt()).abs() < 1e-12);
+        assert_eq!(anneal_floor(2.0, 50, 200, 0.25), 0.0);
+        assert_eq!(anneal_floor(2.0, 1, 200, 0.0), 0.0);
+        // Block images at low noise: resampled freely, σ_X falls from the data's sd towards
+        // 0.1 within the first sweeps; annealed over half of 40 sweeps, it stays above the
+        // floor, and is free after.
+        let x = crate::generate::block_images(60, 0.5, 0.1, 3).unwrap().x;
+        let run = |anneal: f64| {
+            IbpSampler::params(IbpKind::Collapsed)
+                .iterations(40)
+                .seed(5)
+                .anneal(anneal)
+                .check()
+                .unwrap()
+                .fit(&x)
+                .unwrap()
+        };
+        let start = data_std(x.view());
+        let below = |fit: &IbpFit| {
+            (fit.records().iter())
+                .filter(|r| r.sigma_x < anneal_floor(start, r.iteration, 40, 0.5))
+                .count()
+        };
+        let (free, annealed) = (run(0.0), run(0.5));
+        assert!(
+            below(&free) > 5,
+            "the floor must bind for the test to mean anything"
+        );
+        assert_eq!(below(&annealed), 0);
+        // Given a starting Z, the chain is not annealed unless asked.
+        let given = |anneal: Option<f64>| {
+            let p = IbpSampler::params(IbpKind::Collapsed)
+                .iterations(40)
+                .seed(5);
+            let p = p.start_from(RowMatrix::zeros(x.n_rows(), 1));
+            let p = match anneal {
+                Some(f) => p.anneal(f),
+                None => p,
+            };
+            p.check().unwrap().fit(&x).unwrap()
+        };
+        assert!(below(&given(None)) > 5);
+        assert_eq!(below(&given(Some(0.5))), 0);
+        let last = annealed.records().last().unwrap().sigma_x;
+        assert!(
+            last < 0.3 * start,
+            "σ_X near the noise level (0.1) after the annealed sweeps: {last} (start {start})"
         );
     }
 

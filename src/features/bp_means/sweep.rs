@@ -115,7 +115,8 @@ pub(crate) fn bp_means_run(
 /// columns were appended to `z`), and, when it opened none, ZᵀZ and ZᵀX of the new Z.
 /// Those are summed per block while the block of X is at hand, in block order: from
 /// scratch, or, given `kept` (ZᵀZ and ZᵀX of `z` as the sweep starts), as `kept` plus each
-/// block's change (Z_new − Z_old)ᵀ[Z X] ([`NormalSums::change_of_block`]). After the first
+/// block's change: ZᵀZ's in exact counts, ZᵀX's as (Z_new − Z_old)ᵀ X
+/// ([`NormalSums::change_of_block`]). After the first
 /// sweeps few entries flip, so this replaces a product the size of the GEMM X Aᵀ by a few
 /// row additions. ZᵀZ's counts are exact either way; ZᵀX's rounding accumulates over the
 /// sweeps by at most one rounding of each entry per flip that touches it.

@@ -4,7 +4,7 @@
 //! cargo run --release --example ibp_defaults -- --kinds collapsed,semi,accelerated
 //!     --ns 100,500,2000 --noises 0.1,0.3,0.5 --seeds 1,2 --sweeps 300
 //!     [--split-merge 0,10] [--recode R] [--block 0,3] [--sx-frac 0.25,1] [--plain]
-//!     [--start empty|prior] [--chain-seed-offset 1000] [--chains 1]
+//!     [--start empty|prior] [--chain-seed-offset 1000] [--chains 1] [--fixed none|sx|all]
 //! ```
 //!
 //! For every combination, generates block images (`madbayes gen blocks`: p = 0.5, data seed
@@ -17,7 +17,9 @@
 //! somewhere, so it is a miss), the final log joint, the log joint of the true Z at the
 //! chain's final hyperparameters, σ_X, α and the sampling seconds. `--plain` starts from
 //! `IbpDefaults::PLAIN` instead; `--sx-frac f` (f > 0) starts σ_X at f × the data's standard
-//! deviation instead of the default's (still resampled; 0: the default). `--chains C` (C > 1)
+//! deviation instead of the default's (still resampled; 0: the default). `--fixed sx` gives
+//! σ_X as the generating noise level, so it is fixed while α and σ_A are resampled; `--fixed
+//! all` fixes α = 1, σ_X = the noise, σ_A = 1 (PyIBP's setting). `--chains C` (C > 1)
 //! runs C chains in parallel as `madbayes fit` does (streams 0..C of the chain seed) and scores
 //! the chain of highest final log joint, the one `madbayes fit` writes out; the seconds are
 //! then that chain's.
@@ -89,6 +91,12 @@ fn main() {
         "prior" => true,
         other => panic!("unknown start {other}"),
     });
+    // Hyperparameters the user gives (fixed): none, σ_X alone, or all three.
+    let fixed = args.get("fixed").map_or("none", String::as_str).to_string();
+    assert!(
+        ["none", "sx", "all"].contains(&fixed.as_str()),
+        "--fixed is none, sx or all"
+    );
     for &n in &ns {
         for &noise in &noises {
             for &seed in &seeds {
@@ -108,6 +116,12 @@ fn main() {
                                 p = p
                                     .sigma_x(frac * madbayes::ibp::data_std(data.x.view()))
                                     .resample_hyper(true);
+                            }
+                            if fixed != "none" {
+                                p = p.sigma_x(noise);
+                            }
+                            if fixed == "all" {
+                                p = p.alpha(1.0).sigma_a(1.0);
                             }
                             if let Some(r) = recode {
                                 p = p.recode(r);
@@ -161,7 +175,7 @@ fn main() {
                             let seconds = rec.last().map_or(0.0, |r| r.seconds);
                             // First sweep at which the four shapes' K was reached and kept.
                             println!(
-                                "{kind:?} n={n} noise={noise} seed={seed} sm={sm} block={b} sx_frac={frac} \
+                                "{kind:?} n={n} noise={noise} seed={seed} sm={sm} block={b} sx_frac={frac} fixed={fixed} \
                                  K={} recovered={} worst={worst:.3} log_joint={:.1} \
                                  truth_at_final_hyper={truth:.1} sigma_x={:.4} alpha={:.2} \
                                  seconds={seconds:.3}",

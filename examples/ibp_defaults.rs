@@ -5,6 +5,7 @@
 //!     --ns 100,500,2000 --noises 0.1,0.3,0.5 --seeds 1,2 --sweeps 300
 //!     [--split-merge 0,10] [--recode R] [--block 0,3] [--sx-frac 0.25,1] [--plain]
 //!     [--start empty|prior] [--chain-seed-offset 1000] [--chains 1] [--fixed none|sx|all]
+//!     [--anneal F]
 //! ```
 //!
 //! For every combination, generates block images (`madbayes gen blocks`: p = 0.5, data seed
@@ -19,7 +20,8 @@
 //! `IbpDefaults::PLAIN` instead; `--sx-frac f` (f > 0) starts σ_X at f × the data's standard
 //! deviation instead of the default's (still resampled; 0: the default). `--fixed sx` gives
 //! σ_X as the generating noise level, so it is fixed while α and σ_A are resampled; `--fixed
-//! all` fixes α = 1, σ_X = the noise, σ_A = 1 (PyIBP's setting). `--chains C` (C > 1)
+//! all` fixes α = 1, σ_X = the noise, σ_A = 1 (PyIBP's setting). `--anneal F` sets the
+//! annealed fraction of the sweeps (default: the library's). `--chains C` (C > 1)
 //! runs C chains in parallel as `madbayes fit` does (streams 0..C of the chain seed) and scores
 //! the chain of highest final log joint, the one `madbayes fit` writes out; the seconds are
 //! then that chain's.
@@ -91,6 +93,8 @@ fn main() {
         "prior" => true,
         other => panic!("unknown start {other}"),
     });
+    // The annealed fraction of the sweeps (default: the library's).
+    let anneal: Option<f64> = args.get("anneal").map(|v| v.parse().expect("a number"));
     // Hyperparameters the user gives (fixed): none, σ_X alone, or all three.
     let fixed = args.get("fixed").map_or("none", String::as_str).to_string();
     assert!(
@@ -122,6 +126,9 @@ fn main() {
                             }
                             if fixed == "all" {
                                 p = p.alpha(1.0).sigma_a(1.0);
+                            }
+                            if let Some(f) = anneal {
+                                p = p.anneal(f);
                             }
                             if let Some(r) = recode {
                                 p = p.recode(r);

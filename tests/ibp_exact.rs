@@ -242,6 +242,9 @@ fn check_chain(
         .sigma_a(SIGMA_A)
         .resample_alpha(random_alpha)
         .split_merge(split_merge)
+        // The stationary chain: no tempered burn-in (`IbpParams::anneal`), whose sweeps
+        // would fall among the counted ones.
+        .anneal(0.0)
         .iterations(BURN + samples)
         .seed(seed)
         .check()
@@ -583,6 +586,7 @@ fn chain_deviation(params: madbayes::ibp::IbpParams, sweeps: usize, seed: u64) -
         .alpha(ALPHA)
         .sigma_x(SIGMA_X)
         .sigma_a(SIGMA_A)
+        .anneal(0.0)
         .iterations(BURN + sweeps)
         .seed(seed)
         .check()

@@ -113,8 +113,8 @@ pub struct IbpDefaults {
     pub block: usize,
     /// The first fraction of the sweeps in which a resampled σ_X is held above a floor that
     /// falls geometrically from its starting value to `ANNEAL_END` of it, and a fixed σ_X
-    /// is raised to a floor falling from `sigma_x_fraction` σ (0: none); see
-    /// [`IbpParams::anneal`].
+    /// is resampled above it and that floor (falling from `sigma_x_fraction` σ) before it is
+    /// fixed (0: none); see [`IbpParams::anneal`].
     pub anneal: f64,
 }
 
@@ -140,8 +140,8 @@ impl IbpDefaults {
     /// noise level builds the coarse features first and lets the resampling shrink σ_X;
     /// started at 0.25σ it freezes in many small features at low noise), σ_A = 0.75σ; an
     /// empty start; 10 split–merge and 10 recoding attempts after every sweep and a joint update of each row
-    /// on 3 features; σ_X annealed over the first quarter of the sweeps (a given σ_X tempered
-    /// from 1σ down to it); 1000 sweeps.
+    /// on 3 features; σ_X annealed over the first quarter of the sweeps (a given σ_X resampled
+    /// above it over those sweeps, then fixed); 1000 sweeps.
     pub const TUNED: Self = Self {
         alpha: 1.0,
         sigma_x_fraction: 1.0,
@@ -375,11 +375,11 @@ impl IbpParams {
     /// freezing in a mode of fragments or sums when σ_X reaches the noise level early. The
     /// annealed sweeps are not draws from the posterior; the sweeps after them are, as the
     /// floor is gone. A fixed σ_X ([`sigma_x`](Self::sigma_x) without
-    /// [`resample_hyper`](Self::resample_hyper)) is tempered the same way: the chain runs at
-    /// the larger of it and a floor falling from the defaults' start (1σ, the data's standard
-    /// deviation) to 1/20 of that, then at the fixed value itself (no effect when the fixed
-    /// value is above 1σ). A chain given its starting Z ([`start_from`](Self::start_from)) is
-    /// not annealed unless this is called.
+    /// [`resample_hyper`](Self::resample_hyper)) is tempered: over the same sweeps it starts
+    /// at the defaults' start (1σ, the data's standard deviation) and is resampled like a free
+    /// one, held above both the floor (falling from 1σ) and the fixed value; after them it is
+    /// the fixed value (no effect when that is above 1σ). A chain given its starting Z
+    /// ([`start_from`](Self::start_from)) is not annealed unless this is called.
     pub fn anneal(mut self, fraction: f64) -> Self {
         self.0.anneal = Some(fraction);
         self
@@ -752,7 +752,9 @@ impl IbpValidParams {
         let given_start = matches!(self.start, Some(Start::Given(_)));
         let anneal = (self.anneal).unwrap_or(if given_start { 0.0 } else { self.base.anneal });
         // Where the annealing floor starts: a resampled σ_X's own start; for a fixed σ_X, the
-        // defaults' start (`sigma_x_fraction` σ), and only if that is above it (`tempered`).
+        // defaults' start (`sigma_x_fraction` σ), and only if that is above it (`tempered`:
+        // the chain starts there and σ_X is resampled above the fixed value while the floor
+        // stands).
         let floor_start = if re_sx {
             sigma_x
         } else {
@@ -825,26 +827,31 @@ impl IbpValidParams {
             if re_alpha {
                 hyper.alpha = resample_alpha(&z, &mut rng);
             }
-            if re_sx || re_sa {
+            // While the floor stands, a fixed σ_X is resampled like a free one but held above
+            // its fixed value too (`tempering`); once the floor is gone it is the fixed value.
+            let floor = anneal_floor(floor_start, it, iterations, anneal);
+            let tempering = tempered && floor > 0.0;
+            if re_sx || re_sa || tempering {
                 let (sx, sa) =
                     resample_sigmas(&work, &z, hyper.sigma_x, hyper.sigma_a, scale, &mut rng);
                 if re_sx {
-                    let floor = anneal_floor(floor_start, it, iterations, anneal);
                     hyper.sigma_x = sx.max(floor);
+                }
+                if tempering {
+                    hyper.sigma_x = sx.max(floor).max(sigma_x);
                 }
                 if re_sa {
                     hyper.sigma_a = sa;
                 }
             }
-            // A tempered σ_X follows the floor down to its fixed value, and stays there.
-            let lowered = tempered && hyper.sigma_x > sigma_x && {
-                hyper.sigma_x = sigma_x.max(anneal_floor(floor_start, it, iterations, anneal));
-                true
-            };
+            let released = tempered && !tempering && hyper.sigma_x != sigma_x;
+            if released {
+                hyper.sigma_x = sigma_x;
+            }
             if let Some(h) = hidden {
                 impute(&mut work, h, &z, &hyper, &mut rng);
             }
-            if moved || re_alpha || re_sx || re_sa || lowered || hidden.is_some() {
+            if moved || re_alpha || re_sx || re_sa || tempering || released || hidden.is_some() {
                 // The moves' Gram matrices are those of the final Z, unless imputation has
                 // since changed X.
                 let gram = gram
@@ -1070,14 +1077,22 @@ mod tests {
                 + log_ibp_prior(&data.z, fit.alpha());
             (fit, data_std(data.x.view()), truth)
         };
-        // The schedule: σ_X = max(0.1, floor from the default start σ) for the first quarter
-        // of the sweeps, then 0.1; the fit's σ_X is the fixed one.
+        // The schedule: for the first quarter of the sweeps σ_X is drawn and held above both
+        // 0.1 and the floor falling from the default start σ; then it is 0.1; the fit's σ_X
+        // is the fixed one.
         let (fit, sd, _) = run(1, None, 0.1);
         assert!(sd > 0.2, "the tempering must start above the fixed value");
+        let mut drawn = 0;
         for r in fit.records() {
-            let want = 0.1f64.max(anneal_floor(sd, r.iteration, 100, 0.25));
-            assert_eq!(r.sigma_x, want, "sweep {}", r.iteration);
+            let floor = anneal_floor(sd, r.iteration, 100, 0.25);
+            if floor > 0.0 {
+                assert!(r.sigma_x >= floor.max(0.1), "sweep {}", r.iteration);
+                drawn += usize::from(r.sigma_x > floor.max(0.1));
+            } else {
+                assert_eq!(r.sigma_x, 0.1, "sweep {}", r.iteration);
+            }
         }
+        assert!(drawn > 0, "some draws stand above both bounds");
         assert!(fit.records()[0].sigma_x > 0.2);
         assert_eq!(fit.sigma_x(), 0.1);
         // No tempering with anneal 0, nor when the fixed value is above the default start.

@@ -117,9 +117,11 @@ class IBPSampler(_IBPModel):
     resample : bool or None, default=None
         True resamples alpha, sigma_x and sigma_a every sweep even when given (the given
         values start the chain); False fixes them all; None resamples those not given.
-    init : {"empty", "prior"} or None, default=None
-        Start from Z with no feature, or from a draw of the IBP prior (None: the library's
-        default, ``DEFAULTS["ibp"]["tuned"]["init"]``).
+    init : {"empty", "prior", "mixed"} or None, default=None
+        Start from Z with no feature, from a draw of the IBP prior, or "mixed": empty, except
+        that when sigma_x is fixed at or above the data's sd chains 1, 3, ... start from a
+        prior draw (None: the library's default, ``DEFAULTS["ibp"]["tuned"]["init"]``,
+        which is "mixed").
     split_merge : int or None, default=None
         Split-merge Metropolis-Hastings attempts after every sweep (None: the library's
         default; 0: none).
@@ -201,8 +203,10 @@ class IBPSampler(_IBPModel):
             raise ValueError(
                 f"method must be 'accelerated', 'collapsed' or 'semicollapsed', got {self.method!r}"
             )
-        if self.init not in (None, "empty", "prior"):
-            raise ValueError(f"init must be None, 'empty' or 'prior', got {self.init!r}")
+        if self.init not in (None, "empty", "prior", "mixed"):
+            raise ValueError(
+                f"init must be None, 'empty', 'prior' or 'mixed', got {self.init!r}"
+            )
         n_chains = _count("n_chains", self.n_chains)
         n_sweeps = _count("n_sweeps", self.n_sweeps)
         split_merge = self.split_merge

@@ -303,7 +303,7 @@ fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         b.set_item("sigma_a_fraction", base.sigma_a_fraction)?;
         b.set_item("n_sweeps", base.iterations)?;
         b.set_item("resample", base.resample)?;
-        b.set_item("init", start_name(base.start))?;
+        b.set_item("init", base.start.name())?;
         b.set_item("split_merge", base.split_merge)?;
         b.set_item("block", base.block)?;
         b.set_item("anneal", base.anneal)?;
@@ -324,13 +324,6 @@ fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("random_state", p.seed())?;
     out.set_item("meibp", d)?;
     Ok(out)
-}
-
-fn start_name(s: IbpStart) -> &'static str {
-    match s {
-        IbpStart::Empty => "empty",
-        IbpStart::Prior => "prior",
-    }
 }
 
 /// The penalty used when none is given: `madbayes::penalty::default_penalty`.
@@ -769,9 +762,10 @@ fn fit_ibp<'py>(
         None => {}
         Some("empty") => b = b.start_from_prior(false),
         Some("prior") => b = b.start_from_prior(true),
+        Some("mixed") => b = b.start(IbpStart::Mixed),
         Some(other) => {
             return Err(PyValueError::new_err(format!(
-                "init must be None, 'empty' or 'prior', got {other:?}"
+                "init must be None, 'empty', 'prior' or 'mixed', got {other:?}"
             )));
         }
     }

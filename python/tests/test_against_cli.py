@@ -185,6 +185,11 @@ def test_samplers_match_the_cli(tmp_path, data, method, algo):
             ["--alpha", "1.5", "--sigma-x", "0.8", "--resample", "--window", "3"],
         ),
         (madbayes.IBPSampler(anneal=0.4, n_chains=1), ["--anneal", "0.4", "--chains", "1"]),
+        # A sigma_x far above the data's sd: the mixed start puts a prior draw on chain 1.
+        (
+            madbayes.IBPSampler(init="mixed", sigma_x=50.0, n_chains=2),
+            ["--init", "mixed", "--sigma-x", "50", "--chains", "2"],
+        ),
     ],
 )
 def test_sampler_options_match_the_cli(tmp_path, data, est, args):

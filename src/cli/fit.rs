@@ -36,6 +36,9 @@ pub enum Init {
     Empty,
     /// Z drawn from the IBP(α) prior.
     Prior,
+    /// Empty, but chains 1, 3, … from a prior draw when σ_X is fixed at or above σ (the
+    /// default).
+    Mixed,
     /// The Z of BP-means at --penalty.
     BpMeans,
 }
@@ -112,9 +115,11 @@ pub struct FitArgs {
     /// hyperparameters that are not given are resampled, and the given ones fixed.
     #[arg(long)]
     pub resample: bool,
-    /// IBP samplers: where the chain starts — `empty` (no feature, the default), `prior` (Z
-    /// drawn from the IBP prior) or `bp-means` (the Z of BP-means at --penalty, with
-    /// --restarts runs, default 10).
+    /// IBP samplers: where the chains start — `mixed` (the default: with no feature, except
+    /// that when --sigma-x fixes σ_X at or above the data's sd, which the annealing then cannot
+    /// lower, chains 1, 3, … start from a draw of the IBP prior: from an empty Z such a chain
+    /// may never open a feature), `empty` (no feature), `prior` (Z drawn from the IBP prior)
+    /// or `bp-means` (the Z of BP-means at --penalty, with --restarts runs, default 10).
     #[arg(long, value_enum)]
     pub init: Option<Init>,
     /// IBP samplers: start the chain from this Z (a CSV or .npy file of N rows of 0/1, one

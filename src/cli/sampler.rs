@@ -26,8 +26,8 @@ use madbayes::Fit;
 use madbayes::eval::{FeaturePredictor, Holdout, PredictiveAverage, effective_sample_size};
 use madbayes::features::{BpMeans, FeatureValidParams};
 use madbayes::ibp::{
-    IbpKind, IbpPosterior, IbpSampler, IbpValidParams, Meibp, MeibpValidParams, a_posterior,
-    collapsed_log_lik, log_ibp_prior,
+    IbpKind, IbpPosterior, IbpSampler, IbpStart, IbpValidParams, Meibp, MeibpValidParams,
+    a_posterior, collapsed_log_lik, log_ibp_prior,
 };
 use madbayes::{Model, RowMatrix};
 use serde_json::json;
@@ -168,6 +168,10 @@ pub(super) fn check(args: &FitArgs) -> Result<SamplerChecked, CliError> {
         }
         Some(Init::Empty) => {
             p = p.start_from_prior(false);
+            None
+        }
+        Some(Init::Mixed) => {
+            p = p.start(IbpStart::Mixed);
             None
         }
         None => None,

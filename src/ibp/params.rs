@@ -84,6 +84,26 @@ pub enum IbpStart {
     Empty,
     /// Z drawn from the IBP(α) prior on the chain's stream.
     Prior,
+    /// Empty, except where σ_X is fixed at or above the defaults' starting σ_X (so it is
+    /// neither annealed nor tempered, [`IbpParams::anneal`]): there chains on odd streams
+    /// start from a prior draw and chains on even streams (chain 0, the single chain of a
+    /// fit, among them) empty. At such a σ_X no single row may pay for a feature, so an empty
+    /// chain can stay at K = 0 for good, while a prior draw can keep features that do not pay;
+    /// the fit answers with the better chain and R̂ reports that they disagree. Where σ_X is
+    /// annealed, chains from prior draws recover block images less often than empty ones
+    /// (docs/ibp.md, "Mixed starts"), so every chain starts empty.
+    Mixed,
+}
+
+impl IbpStart {
+    /// The name used on the command line (`--init`) and in Python (`init=`).
+    pub fn name(self) -> &'static str {
+        match self {
+            IbpStart::Empty => "empty",
+            IbpStart::Prior => "prior",
+            IbpStart::Mixed => "mixed",
+        }
+    }
 }
 
 /// The defaults of the IBP samplers — one source for the library and the command line.
@@ -138,9 +158,10 @@ impl IbpDefaults {
     /// and σ_A resampled unless given (Gamma(1, 1) on α; IG(1, v) on the variances, v the
     /// data's variance), starting from α = 1, σ_X = σ (a chain that starts with a large
     /// noise level builds the coarse features first and lets the resampling shrink σ_X;
-    /// started at 0.25σ it freezes in many small features at low noise), σ_A = 0.75σ; an
-    /// empty start; 10 split–merge and 10 recoding attempts after every sweep and a joint update of each row
-    /// on 3 features; σ_X annealed over the first quarter of the sweeps (a given σ_X resampled
+    /// started at 0.25σ it freezes in many small features at low noise), σ_A = 0.75σ; a
+    /// mixed start ([`IbpStart::Mixed`]: empty, but chains 1, 3, … from a prior draw when σ_X
+    /// is fixed at or above σ); 10 split–merge and 10 recoding attempts after every sweep and a joint update of
+    /// each row on 3 features; σ_X annealed over the first quarter of the sweeps (a given σ_X resampled
     /// above it over those sweeps, then fixed); 1000 sweeps.
     pub const TUNED: Self = Self {
         alpha: 1.0,
@@ -148,7 +169,7 @@ impl IbpDefaults {
         sigma_a_fraction: 0.75,
         iterations: 1000,
         resample: true,
-        start: IbpStart::Empty,
+        start: IbpStart::Mixed,
         split_merge: 10,
         block: 3,
         anneal: 0.25,
@@ -242,6 +263,8 @@ enum Start {
     Empty,
     /// Z drawn from the IBP(α) prior on the chain's stream.
     Prior,
+    /// Empty, or a prior draw on odd streams at a high fixed σ_X ([`IbpStart::Mixed`]).
+    Mixed,
     /// A given Z (`N × K`, non-zero entries count as 1).
     Given(RowMatrix),
 }
@@ -328,6 +351,16 @@ impl IbpParams {
     /// then start from different places, as D-V&G's 5 chains do (§6).
     pub fn start_from_prior(mut self, on: bool) -> Self {
         self.0.start = Some(if on { Start::Prior } else { Start::Empty });
+        self
+    }
+    /// Where the chain starts when no Z is given ([`IbpStart`]; the default is the base's,
+    /// [`IbpStart::Mixed`] for [`IbpDefaults::TUNED`]).
+    pub fn start(mut self, start: IbpStart) -> Self {
+        self.0.start = Some(match start {
+            IbpStart::Empty => Start::Empty,
+            IbpStart::Prior => Start::Prior,
+            IbpStart::Mixed => Start::Mixed,
+        });
         self
     }
     /// Start the chain from the given Z (`N × K`, non-zero entries count as 1; columns no
@@ -778,10 +811,16 @@ impl IbpValidParams {
         let base_start = match self.base.start {
             IbpStart::Empty => Start::Empty,
             IbpStart::Prior => Start::Prior,
+            IbpStart::Mixed => Start::Mixed,
         };
+        // A mixed start puts a prior draw on odd streams only where σ_X is fixed at or above
+        // the defaults' start, so that neither the annealing nor the tempering lowers it.
+        let high_fixed_sx = !re_sx && sigma_x >= floor_start;
+        let prior_draw = |rng: &mut _| Feats::from_matrix(&ibp_restaurant(n, alpha, rng));
         let feats = match self.start.as_ref().unwrap_or(&base_start) {
             Start::Empty => Feats::empty(n),
-            Start::Prior => Feats::from_matrix(&ibp_restaurant(n, alpha, &mut rng)),
+            Start::Mixed if stream.is_multiple_of(2) || !high_fixed_sx => Feats::empty(n),
+            Start::Prior | Start::Mixed => prior_draw(&mut rng),
             Start::Given(z) if z.n_rows() == n && z.as_slice().iter().all(|v| v.is_finite()) => {
                 Feats::from_matrix(z)
             }

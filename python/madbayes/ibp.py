@@ -131,7 +131,8 @@ class IBPSampler(_IBPModel):
     anneal : float or None, default=None
         The first fraction of the sweeps in which a resampled sigma_x is held above a floor
         falling from its starting value to 1/20 of it, and a fixed sigma_x is resampled above
-        itself and a floor falling from the data's sd, then fixed (None: the library's default,
+        itself and a floor falling from the data's sd, then fixed (a fixed sigma_a beside it
+        is resampled over those sweeps, then fixed) (None: the library's default,
         ``DEFAULTS["ibp"]["tuned"]["anneal"]``; 0: none; at most 0.5, within the burn-in).
         The command line's ``--anneal``.
     plain : bool, default=False

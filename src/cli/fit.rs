@@ -146,8 +146,9 @@ pub struct FitArgs {
     pub block: Option<usize>,
     /// IBP samplers: the first fraction of the sweeps in which a resampled σ_X is held above
     /// a floor falling from its start to 1/20 of it, and a fixed --sigma-x is resampled above
-    /// itself and a floor falling from the data's sd, then fixed (default 0.25, or 0 with
-    /// --init-z or --init bp-means; 0: none; at most 0.5).
+    /// itself and a floor falling from the data's sd, then fixed (a fixed --sigma-a beside it
+    /// is resampled over those sweeps, then fixed) (default 0.25, or 0 with --init-z or
+    /// --init bp-means; 0: none; at most 0.5).
     #[arg(long, value_name = "F")]
     pub anneal: Option<f64>,
 }

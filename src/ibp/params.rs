@@ -162,7 +162,8 @@ impl IbpDefaults {
     /// mixed start ([`IbpStart::Mixed`]: empty, but chains 1, 3, … from a prior draw when σ_X
     /// is fixed at or above σ); 10 split–merge and 10 recoding attempts after every sweep and a joint update of
     /// each row on 3 features; σ_X annealed over the first quarter of the sweeps (a given σ_X resampled
-    /// above it over those sweeps, then fixed); 1000 sweeps.
+    /// above it over those sweeps, then fixed, and a given σ_A beside it resampled over them,
+    /// then fixed); 1000 sweeps.
     pub const TUNED: Self = Self {
         alpha: 1.0,
         sigma_x_fraction: 1.0,
@@ -411,7 +412,8 @@ impl IbpParams {
     /// [`resample_hyper`](Self::resample_hyper)) is tempered: over the same sweeps it starts
     /// at the defaults' start (1σ, the data's standard deviation) and is resampled like a free
     /// one, held above both the floor (falling from 1σ) and the fixed value; after them it is
-    /// the fixed value (no effect when that is above 1σ). A chain given its starting Z
+    /// the fixed value (no effect when that is above 1σ). A σ_A fixed beside a tempered σ_X
+    /// is resampled freely over those sweeps and fixed after them. A chain given its starting Z
     /// ([`start_from`](Self::start_from)) is not annealed unless this is called.
     pub fn anneal(mut self, fraction: f64) -> Self {
         self.0.anneal = Some(fraction);
@@ -867,7 +869,8 @@ impl IbpValidParams {
                 hyper.alpha = resample_alpha(&z, &mut rng);
             }
             // While the floor stands, a fixed σ_X is resampled like a free one but held above
-            // its fixed value too (`tempering`); once the floor is gone it is the fixed value.
+            // its fixed value too (`tempering`), and a fixed σ_A is resampled freely; once the
+            // floor is gone both are their fixed values.
             let floor = anneal_floor(floor_start, it, iterations, anneal);
             let tempering = tempered && floor > 0.0;
             if re_sx || re_sa || tempering {
@@ -879,13 +882,18 @@ impl IbpValidParams {
                 if tempering {
                     hyper.sigma_x = sx.max(floor).max(sigma_x);
                 }
-                if re_sa {
+                if re_sa || tempering {
                     hyper.sigma_a = sa;
                 }
             }
-            let released = tempered && !tempering && hyper.sigma_x != sigma_x;
+            let released = tempered
+                && !tempering
+                && (hyper.sigma_x != sigma_x || (!re_sa && hyper.sigma_a != sigma_a));
             if released {
                 hyper.sigma_x = sigma_x;
+                if !re_sa {
+                    hyper.sigma_a = sigma_a;
+                }
             }
             if let Some(h) = hidden {
                 impute(&mut work, h, &z, &hyper, &mut rng);
@@ -1139,6 +1147,30 @@ mod tests {
         assert!(flat.records().iter().all(|r| r.sigma_x == 0.1));
         let (high, _, _) = run(1, None, 2.0 * sd);
         assert!(high.records().iter().all(|r| r.sigma_x == 2.0 * sd));
+        // A σ_A fixed beside it is drawn freely over the tempered sweeps, then fixed; with σ_X
+        // resampled (nothing tempered) or above the start it stays fixed throughout.
+        let data = crate::generate::block_images(60, 0.5, 0.1, 1).unwrap();
+        let both = |sigma_x: Option<f64>| {
+            let p = IbpSampler::params(IbpKind::Collapsed)
+                .sigma_a(1.0)
+                .iterations(100)
+                .seed(1001);
+            let p = match sigma_x {
+                Some(s) => p.sigma_x(s),
+                None => p,
+            };
+            p.check().unwrap().fit(&data.x).unwrap()
+        };
+        let fit = both(Some(0.1));
+        let tempered = |r: &&IbpTraceRecord| anneal_floor(sd, r.iteration, 100, 0.25) > 0.0;
+        let (during, after): (Vec<&IbpTraceRecord>, Vec<_>) =
+            fit.records().iter().partition(tempered);
+        assert!(during.iter().filter(|r| r.sigma_a != 1.0).count() > during.len() / 2);
+        assert!(after.iter().all(|r| r.sigma_a == 1.0 && r.sigma_x == 0.1));
+        assert_eq!(fit.sigma_a(), 1.0);
+        for untempered in [both(None), both(Some(2.0 * sd))] {
+            assert!(untempered.records().iter().all(|r| r.sigma_a == 1.0));
+        }
         // What it buys: every tempered chain reaches the true Z's log joint, where chains at
         // the fixed σ_X from the first sweep stop hundreds of nats below it (measured: 0 of
         // these 4; docs/ibp.md, "A fixed σ_X tempered").

@@ -87,10 +87,10 @@ fn chains_from_the_defaults_reach_the_truth_when_the_hyperparameters_are_given()
 /// Block images (N = 500, noise 0.5, centred; the data's sd is 0.64) at α = 1, σ_X = 0.8,
 /// σ_A = 1 fixed: σ_X is above the defaults' start, so nothing is tempered, and from an empty Z
 /// no single row pays for a feature, so chain 0 stays at K = 0. Chain 1 of the defaults' mixed
-/// start begins at a prior draw and ends with the coarse features, 200–330 nats higher
-/// (measured on data seeds 1–3, 1 000 sweeps: K = 3–5, −18 073 … −18 155 against −18 349 …
-/// −18 428 at K = 0; docs/ibp.md, "Mixed starts"); the fit answers with that chain, and R̂ says
-/// the chains disagree. With every chain empty (the former default) both stay at K = 0 and the
+/// start begins at a prior draw and ends with the coarse features (measured here: K = 3, 237
+/// nats higher; on data seeds 1–3 with four chains of 1 000 sweeps, the best chain ends at
+/// K = 3–5, 236–351 nats above the empty ones; docs/ibp.md, "Mixed starts"); the fit answers
+/// with that chain, and R̂ says the chains disagree. With every chain empty (the former default) both stay at K = 0 and the
 /// test fails.
 #[test]
 fn a_mixed_start_lets_a_chain_escape_where_the_empty_start_is_stuck() {

@@ -160,10 +160,10 @@ impl IbpDefaults {
     /// noise level builds the coarse features first and lets the resampling shrink σ_X;
     /// started at 0.25σ it freezes in many small features at low noise), σ_A = 0.75σ; a
     /// mixed start ([`IbpStart::Mixed`]: empty, but chains 1, 3, … from a prior draw when σ_X
-    /// is fixed at or above σ); 10 split–merge and 10 recoding attempts after every sweep and a joint update of
-    /// each row on 3 features; σ_X annealed over the first quarter of the sweeps (a given σ_X resampled
-    /// above it over those sweeps, then fixed, and a given σ_A beside it resampled over them,
-    /// then fixed); 1000 sweeps.
+    /// is fixed at or above σ); 10 split–merge and 10 recoding attempts after every sweep and
+    /// a joint update of each row on 3 features; σ_X annealed over the first quarter of the
+    /// sweeps (a given σ_X resampled above it over those sweeps, then fixed, and a given σ_A
+    /// beside it resampled over them, then fixed); 1000 sweeps.
     pub const TUNED: Self = Self {
         alpha: 1.0,
         sigma_x_fraction: 1.0,
@@ -270,6 +270,16 @@ enum Start {
     Given(RowMatrix),
 }
 
+impl From<IbpStart> for Start {
+    fn from(start: IbpStart) -> Self {
+        match start {
+            IbpStart::Empty => Start::Empty,
+            IbpStart::Prior => Start::Prior,
+            IbpStart::Mixed => Start::Mixed,
+        }
+    }
+}
+
 impl IbpParams {
     /// The paper's plain sampler ([`IbpDefaults::PLAIN`]): fixed α = 2, σ_X = 0.25σ,
     /// σ_A = 0.75σ, an empty start, single-entry Gibbs moves only. Options set on the builder
@@ -357,11 +367,7 @@ impl IbpParams {
     /// Where the chain starts when no Z is given ([`IbpStart`]; the default is the base's,
     /// [`IbpStart::Mixed`] for [`IbpDefaults::TUNED`]).
     pub fn start(mut self, start: IbpStart) -> Self {
-        self.0.start = Some(match start {
-            IbpStart::Empty => Start::Empty,
-            IbpStart::Prior => Start::Prior,
-            IbpStart::Mixed => Start::Mixed,
-        });
+        self.0.start = Some(Start::from(start));
         self
     }
     /// Start the chain from the given Z (`N × K`, non-zero entries count as 1; columns no
@@ -810,11 +816,7 @@ impl IbpValidParams {
         let scale = visible_std(x, hidden).powi(2);
         let n = x.n_rows();
         let mut rng = run_rng(self.seed, stream);
-        let base_start = match self.base.start {
-            IbpStart::Empty => Start::Empty,
-            IbpStart::Prior => Start::Prior,
-            IbpStart::Mixed => Start::Mixed,
-        };
+        let base_start = Start::from(self.base.start);
         // A mixed start puts a prior draw on odd streams only where σ_X is fixed at or above
         // the defaults' start, so that neither the annealing nor the tempering lowers it.
         let high_fixed_sx = !re_sx && sigma_x >= floor_start;

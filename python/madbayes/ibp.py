@@ -154,7 +154,8 @@ class IBPSampler(_IBPModel):
     alpha_trace_, sigma_x_trace_, sigma_a_trace_ (the best chain, one entry per sweep),
     best_chain_, chains_log_joint_ and chains_n_features_ ((n_chains, n_sweeps): every
     chain), rhat_, ess_bulk_, ess_tail_ (dicts over "k", "log_joint", "alpha", "sigma_x",
-    "sigma_a", from the chains' second halves), chains_agree_ (every R-hat below 1.01),
+    "sigma_a", from the chains' second halves; R-hat is inf where no chain moved but
+    they differ), chains_agree_ (every R-hat below 1.01),
     k_distribution_ (dict K -> probability over the retained draws), n_iter_,
     fit_seconds_.
     """

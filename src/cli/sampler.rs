@@ -481,7 +481,7 @@ fn chains_json(
             .named()
             .iter()
             .filter(|(_, d)| d.rhat.is_nan() || d.rhat >= madbayes::eval::RHAT_THRESHOLD)
-            .map(|(name, d)| format!("{name} {:.3}", d.rhat))
+            .map(|(name, d)| rhat_text(name, d.rhat))
             .collect();
         let warning = format!(
             "the chains disagree: R̂ above {} for {} — run longer (--iterations) or read the \
@@ -491,6 +491,16 @@ fn chains_json(
         );
         eprintln!("warning: {warning}");
         extra.push(("diagnostics_warning", json!(warning)));
+    }
+}
+
+/// One scalar's R̂ in the disagreement warning. An infinite R̂ (written `null` in
+/// summary.json) means that no chain moved over the retained draws but they differ.
+fn rhat_text(name: &str, rhat: f64) -> String {
+    if rhat == f64::INFINITY {
+        format!("{name} ∞ (each chain stuck at its own value)")
+    } else {
+        format!("{name} {rhat:.3}")
     }
 }
 
@@ -521,4 +531,20 @@ fn draws_jsonl(post: &IbpPosterior) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rhat_text;
+
+    #[test]
+    fn an_infinite_rhat_is_named_in_words() {
+        assert_eq!(rhat_text("k", 1.23456), "k 1.235");
+        assert_eq!(
+            rhat_text("k", f64::INFINITY),
+            "k ∞ (each chain stuck at its own value)"
+        );
+        // summary.json cannot hold ∞: serde_json writes it as null.
+        assert_eq!(serde_json::json!(f64::INFINITY), serde_json::Value::Null);
+    }
 }

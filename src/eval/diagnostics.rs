@@ -16,7 +16,9 @@
 //!   positive and monotone sequence, ESS = S / τ̂);
 //! * **tail ESS** = the smaller ESS of the indicators θ ≤ q₅% and θ ≥ q₉₅% (§4.3).
 //!
-//! A quantity constant over every draw has nothing to mix: its R̂ is 1 and its ESS S.
+//! A quantity constant over every draw has nothing to mix: its R̂ is 1 and its ESS S. One
+//! constant within each (split) chain but not across them has R̂ = +∞ and an ESS of about one
+//! draw per chain.
 
 /// R̂ and the effective sample sizes of one scalar quantity over several chains.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -124,14 +126,32 @@ fn rank_normalize(chains: &[Vec<f64>]) -> Vec<Vec<f64>> {
     out
 }
 
-/// Means and unbiased variances of each chain.
+/// Means and unbiased variances of each chain. A chain whose draws are all equal has
+/// exactly that mean and variance 0: the rounding of a sum of equal values must not give it
+/// a variance of 10⁻³² that would turn an infinite R̂ into a finite 10¹⁴.
 fn moments(chains: &[Vec<f64>]) -> (Vec<f64>, Vec<f64>) {
     let n = chains[0].len() as f64;
-    let means: Vec<f64> = chains.iter().map(|c| c.iter().sum::<f64>() / n).collect();
+    let constant = |c: &[f64]| c.iter().all(|&v| v == c[0]);
+    let means: Vec<f64> = chains
+        .iter()
+        .map(|c| {
+            if constant(c) {
+                c[0]
+            } else {
+                c.iter().sum::<f64>() / n
+            }
+        })
+        .collect();
     let vars = chains
         .iter()
         .zip(&means)
-        .map(|(c, m)| c.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (n - 1.0))
+        .map(|(c, m)| {
+            if constant(c) {
+                0.0
+            } else {
+                c.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (n - 1.0)
+            }
+        })
         .collect();
     (means, vars)
 }
@@ -150,7 +170,7 @@ fn within_and_pooled(chains: &[Vec<f64>]) -> (f64, f64) {
     (w, (n - 1.0) / n * w + b_over_n)
 }
 
-/// √(var⁺ / W); 1 when no chain varies.
+/// √(var⁺ / W); 1 when no chain varies, +∞ when no chain varies but they differ.
 fn classic_rhat(chains: &[Vec<f64>]) -> f64 {
     let (w, var_plus) = within_and_pooled(chains);
     if w <= 0.0 {
@@ -182,11 +202,13 @@ fn autocovariance(c: &[f64]) -> Vec<f64> {
 /// sequence), made non-increasing (initial monotone sequence), and
 /// τ̂ = −1 + 2 Σ_{t < T} ρ̂_t + ρ̂_T (the paper's estimate with the last even term, which
 /// reduces the variance for antithetic chains), bounded below by 1/log₁₀ S; ESS = S / τ̂.
+/// Chains that never move but differ (W = 0 < var⁺) have ρ̂_t = 1 at every lag: about one
+/// draw per two (split) chains.
 fn ess(chains: &[Vec<f64>]) -> f64 {
     let (m, n) = (chains.len(), chains[0].len());
     let s = (m * n) as f64;
     let (w, var_plus) = within_and_pooled(chains);
-    if var_plus <= 0.0 || w <= 0.0 {
+    if var_plus <= 0.0 {
         return s;
     }
     let acov: Vec<Vec<f64>> = chains.iter().map(|c| autocovariance(c)).collect();
@@ -375,9 +397,27 @@ mod tests {
         // One chain shifted by one marginal standard deviation.
         let d = diagnostics(&ar1(4, 1000, 0.5, &[0.0, 0.0, 0.0, 1.0], 3));
         assert!(d.rhat > 1.1, "R̂ = {}", d.rhat);
-        // Chains that never move, at different values: R̂ infinite.
-        let stuck = vec![vec![5.0; 100], vec![7.0; 100]];
-        assert!(diagnostics(&stuck).rhat > 1e6);
+        // Chains that never move, at different values: R̂ infinite, and about one effective
+        // draw per chain, not one per draw (S, as when W = 0 returned early). The values are ones whose normal scores, summed
+        // over a chain, do not give back the score (the rounding once made R̂ 7·10¹⁴).
+        for stuck in [
+            vec![vec![5.0; 100], vec![7.0; 100]],
+            vec![
+                vec![3.0; 999],
+                vec![1.0; 999],
+                vec![2.0; 999],
+                vec![3.0; 999],
+            ],
+            vec![vec![0.1; 37], vec![0.2; 37], vec![0.1; 37]],
+        ] {
+            let d = diagnostics(&stuck);
+            assert_eq!(d.rhat, f64::INFINITY, "{d:?}");
+            let chains = stuck.len() as f64;
+            assert!(
+                d.ess_bulk < 2.0 * chains && d.ess_tail < 2.0 * chains,
+                "{d:?}"
+            );
+        }
         // A chain that drifts: split R̂ sees it even with a single chain.
         let drift: Vec<f64> = (0..1000).map(|t| t as f64 / 100.0).collect();
         assert!(diagnostics(&[drift]).rhat > 1.5);

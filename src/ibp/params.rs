@@ -769,11 +769,12 @@ impl IbpValidParams {
             None => x.to_owned(),
         };
         check_data(&work)?;
+        // The data's scale: the defaults' σ's, the tempering's start and the variances' prior.
+        let data_sd = visible_std(x, hidden);
         let (sigma_x, sigma_a) = match (self.sigma_x, self.sigma_a) {
             (Some(sx), Some(sa)) => (sx, sa),
             (sx, sa) => {
-                let s = visible_std(x, hidden);
-                if s <= 0.0 {
+                if data_sd <= 0.0 {
                     return Err(FitError::Degenerate(
                         "the data have zero standard deviation, so the default sigma-x and \
                          sigma-a are 0; give both explicitly"
@@ -781,8 +782,8 @@ impl IbpValidParams {
                     ));
                 }
                 (
-                    sx.unwrap_or(self.base.sigma_x_fraction * s),
-                    sa.unwrap_or(self.base.sigma_a_fraction * s),
+                    sx.unwrap_or(self.base.sigma_x_fraction * data_sd),
+                    sa.unwrap_or(self.base.sigma_a_fraction * data_sd),
                 )
             }
         };
@@ -799,7 +800,7 @@ impl IbpValidParams {
         let floor_start = if re_sx {
             sigma_x
         } else {
-            self.base.sigma_x_fraction * visible_std(x, hidden)
+            self.base.sigma_x_fraction * data_sd
         };
         let tempered = !re_sx && anneal > 0.0 && floor_start > sigma_x;
         let mut hyper = Hyper {
@@ -813,7 +814,7 @@ impl IbpValidParams {
         let split_merge = self.split_merge.unwrap_or(self.base.split_merge);
         let recode = self.recode.unwrap_or(split_merge);
         // The prior scale of the variances (module `hyper`).
-        let scale = visible_std(x, hidden).powi(2);
+        let scale = data_sd.powi(2);
         let n = x.n_rows();
         let mut rng = run_rng(self.seed, stream);
         let base_start = Start::from(self.base.start);

@@ -17,14 +17,16 @@
 //! P and h are recomputed from Z every `refresh` sweeps against rounding drift.
 
 use super::common::{
-    Hyper, block_log_prior, block_prior_terms, draw_binary, draw_log_weighted, gray,
-    log_poisson_unnorm, log_prior_flip, pick_block, shuffled,
+    Hyper, block_log_prior, block_prior_terms, block_prior_terms_into, draw_binary,
+    draw_log_weighted, draw_log_weighted_with, gray, log_poisson_unnorm, log_poisson_unnorm_into,
+    log_prior_flip, pick_block, pick_block_into, shuffled,
 };
 use super::dense::{chol_inverse, chol_logdet, cholesky, forward, grow_diag, remove_index};
 use super::model::gram;
 use super::state::Feats;
 use crate::RowMatrix;
 use crate::linalg::sq_dist;
+use crate::restarts::shuffle;
 use rand_chacha::ChaCha8Rng;
 
 /// State of the accelerated sampler.
@@ -39,6 +41,25 @@ pub(crate) struct Accelerated {
     h: Vec<f64>,
     refresh: usize,
     sweeps: usize,
+    /// Boxed, so that the sampler stays small beside the others in `params::Chain`.
+    scratch: Box<RowScratch>,
+}
+
+/// Buffers of one row's update (W = 1), kept from row to row so that a row allocates nothing
+/// unless it drops or adds features. They carry no state between rows.
+#[derive(Clone, Debug, Default)]
+struct RowScratch {
+    /// The row's value, and the zero row [`RowFit::reset`] starts from.
+    z: Vec<f64>,
+    zero: Vec<f64>,
+    fit: RowFit,
+    order: Vec<usize>,
+    logw: Vec<f64>,
+    weights: Vec<f64>,
+    eligible: Vec<usize>,
+    block: Vec<usize>,
+    m_minus: Vec<usize>,
+    terms: Vec<(f64, f64)>,
 }
 
 /// (P, h) recomputed from Z.
@@ -72,6 +93,7 @@ impl Accelerated {
             h,
             refresh,
             sweeps: 0,
+            scratch: Box::default(),
         }
     }
 
@@ -142,17 +164,22 @@ impl Accelerated {
         let xn = x.row(n);
         self.apply_row(x, n, -1.0);
         let mut k = self.feats.k();
-        let u: Vec<f64> = (0..k)
-            .map(|c| f64::from(u8::from(self.feats.get(n, c))))
-            .collect();
-        mo.update(&u, xn, -1.0, sx2);
+        let mut sc = std::mem::take(&mut *self.scratch);
+        let mut z = std::mem::take(&mut sc.z);
+        let mut fit = std::mem::take(&mut sc.fit);
+        z.clear();
+        z.extend((0..k).map(|c| f64::from(u8::from(self.feats.get(n, c)))));
+        mo.update(&z, xn, -1.0, sx2);
         // The row's current value, scored incrementally.
-        let mut z = u;
-        let mut fit = RowFit::new(&z, mo);
+        fit.reset(&z, mo, &mut sc.zero);
         // `cur` is the value of the row as it stands, so each flip evaluates only the other
         // value.
         let mut cur = fit.loglik(xn, sx2, 0.0);
-        for c in shuffled(k, rng) {
+        // The features in a fresh random order (`common::shuffled`, without its allocation).
+        sc.order.clear();
+        sc.order.extend(0..k);
+        shuffle(&mut sc.order, rng);
+        for &c in &sc.order {
             let on_now = self.feats.get(n, c);
             let m_minus = self.feats.m(c) - usize::from(on_now);
             if m_minus == 0 {
@@ -170,7 +197,7 @@ impl Accelerated {
             self.feats.set(n, c, on);
         }
         if self.hyper.block >= 2 {
-            self.block_step(n, xn, &mut z, &mut fit, mo, rng);
+            self.block_step(n, xn, (&mut z, &mut fit, &mut sc), mo, rng);
         }
         // Drop the features held by n alone: with row n out, their moments are the prior's.
         for c in (0..k).rev() {
@@ -186,13 +213,14 @@ impl Accelerated {
             }
         }
         // New features (Eq. 4).
-        let mut logw = log_poisson_unnorm(self.hyper.alpha / nn as f64, self.hyper.k_new_max);
+        let logw = &mut sc.logw;
+        log_poisson_unnorm_into(self.hyper.alpha / nn as f64, self.hyper.k_new_max, logw);
         // z is the same for every j: only the variance changes.
         let sq = sq_dist(xn, &fit.mean);
         for (j, lw) in logw.iter_mut().enumerate() {
             *lw += fit.loglik_of(sq, d, sx2 + j as f64 * sa2);
         }
-        let j = draw_log_weighted(&logw, rng);
+        let j = draw_log_weighted_with(logw, &mut sc.weights, rng);
         if j > 0 {
             mo.grow(j, sa2);
             self.p = grow_diag(&self.p, k, j, 1.0 / sa2);
@@ -206,6 +234,9 @@ impl Accelerated {
         debug_assert_eq!(z.len(), k);
         mo.update(&z, xn, 1.0, sx2);
         self.apply_row(x, n, 1.0);
+        sc.z = z;
+        sc.fit = fit;
+        *self.scratch = sc;
     }
 
     /// The joint update of row n on a block of shared features (W = 1; [`pick_block`]):
@@ -214,41 +245,52 @@ impl Accelerated {
         &mut self,
         n: usize,
         xn: &[f64],
-        z: &mut [f64],
-        fit: &mut RowFit,
+        (z, fit, sc): (&mut [f64], &mut RowFit, &mut RowScratch),
         mo: &Moments,
         rng: &mut ChaCha8Rng,
     ) {
         let nn = self.feats.n();
         let sx2 = self.hyper.sigma_x.powi(2);
-        let eligible: Vec<usize> = (0..self.feats.k())
-            .filter(|&c| self.feats.m(c) > usize::from(self.feats.get(n, c)))
-            .collect();
+        let RowScratch {
+            eligible,
+            block,
+            m_minus,
+            terms,
+            logw,
+            weights,
+            ..
+        } = sc;
+        eligible.clear();
+        eligible.extend(
+            (0..self.feats.k()).filter(|&c| self.feats.m(c) > usize::from(self.feats.get(n, c))),
+        );
         if eligible.len() < 2 {
             return;
         }
-        let block = pick_block(&eligible, self.hyper.block, rng);
+        pick_block_into(eligible, self.hyper.block, rng, block);
         let b = block.len();
-        let m_minus: Vec<usize> = block
-            .iter()
-            .map(|&c| self.feats.m(c) - usize::from(self.feats.get(n, c)))
-            .collect();
-        let terms = block_prior_terms(&m_minus, nn, self.hyper.block_fault);
+        m_minus.clear();
+        m_minus.extend(
+            block
+                .iter()
+                .map(|&c| self.feats.m(c) - usize::from(self.feats.get(n, c))),
+        );
+        block_prior_terms_into(m_minus, nn, self.hyper.block_fault, terms);
         let cur: usize = block
             .iter()
             .enumerate()
             .map(|(t, &c)| usize::from(self.feats.get(n, c)) << t)
             .sum();
-        let mut logw = Vec::with_capacity(1 << b);
+        logw.clear();
         for t in 0..1usize << b {
             if t > 0 {
                 let bit = (gray(t) ^ gray(t - 1)).trailing_zeros() as usize;
                 fit.flip(block[bit], z, mo);
             }
             let bits = cur ^ gray(t);
-            logw.push(fit.loglik(xn, sx2, 0.0) + block_log_prior(&terms, bits));
+            logw.push(fit.loglik(xn, sx2, 0.0) + block_log_prior(terms, bits));
         }
-        let pick = draw_log_weighted(&logw, rng);
+        let pick = draw_log_weighted_with(logw, weights, rng);
         let last = gray((1 << b) - 1);
         let diff = last ^ gray(pick);
         for (t, &c) in block.iter().enumerate() {
@@ -473,6 +515,7 @@ impl Moments {
 }
 
 /// zᵀμ (`D`), Σz (`K`) and zᵀΣz of one row's value z under [`Moments`], updated per flip.
+#[derive(Clone, Debug, Default)]
 struct RowFit {
     mean: Vec<f64>,
     g: Vec<f64>,
@@ -480,18 +523,27 @@ struct RowFit {
 }
 
 impl RowFit {
+    #[cfg(test)]
     fn new(z: &[f64], mo: &Moments) -> Self {
-        let (k, d) = (mo.k, mo.d);
-        let mut fit = Self {
-            mean: vec![0.0; d],
-            g: vec![0.0; k],
-            q: 0.0,
-        };
-        let mut zz = vec![0.0; k];
-        for c in (0..k).filter(|&c| z[c] != 0.0) {
-            fit.flip(c, &mut zz, mo);
-        }
+        let mut fit = Self::default();
+        fit.reset(z, mo, &mut Vec::new());
         fit
+    }
+
+    /// Makes this the fit of `z`, reusing its buffers: the flips of z's entries from the zero
+    /// row (`zero` is scratch).
+    fn reset(&mut self, z: &[f64], mo: &Moments, zero: &mut Vec<f64>) {
+        let (k, d) = (mo.k, mo.d);
+        self.mean.clear();
+        self.mean.resize(d, 0.0);
+        self.g.clear();
+        self.g.resize(k, 0.0);
+        self.q = 0.0;
+        zero.clear();
+        zero.resize(k, 0.0);
+        for c in (0..k).filter(|&c| z[c] != 0.0) {
+            self.flip(c, zero, mo);
+        }
     }
 
     /// Flips z_c (0 ↔ 1) in `z` and updates the fit.

@@ -17,9 +17,9 @@
 //! P and h are recomputed from Z every `refresh` sweeps against rounding drift.
 
 use super::common::{
-    Hyper, block_log_prior, block_prior_terms, block_prior_terms_into, draw_binary,
-    draw_log_weighted, draw_log_weighted_with, gray, log_poisson_unnorm, log_poisson_unnorm_into,
-    log_prior_flip, pick_block, pick_block_into, shuffled,
+    BlockPick, Hyper, block_log_prior, block_prior_terms, draw_binary, draw_log_weighted,
+    draw_log_weighted_with, gray, log_poisson_unnorm, log_poisson_unnorm_into, log_prior_flip,
+    pick_block, shuffled,
 };
 use super::dense::{chol_inverse, chol_logdet, cholesky, forward, grow_diag, remove_index};
 use super::model::gram;
@@ -56,10 +56,7 @@ struct RowScratch {
     order: Vec<usize>,
     logw: Vec<f64>,
     weights: Vec<f64>,
-    eligible: Vec<usize>,
-    block: Vec<usize>,
-    m_minus: Vec<usize>,
-    terms: Vec<(f64, f64)>,
+    blocks: BlockPick,
 }
 
 /// (P, h) recomputed from Z.
@@ -249,38 +246,19 @@ impl Accelerated {
         mo: &Moments,
         rng: &mut ChaCha8Rng,
     ) {
-        let nn = self.feats.n();
         let sx2 = self.hyper.sigma_x.powi(2);
         let RowScratch {
-            eligible,
-            block,
-            m_minus,
-            terms,
+            blocks,
             logw,
             weights,
             ..
         } = sc;
-        eligible.clear();
-        eligible.extend(
-            (0..self.feats.k()).filter(|&c| self.feats.m(c) > usize::from(self.feats.get(n, c))),
-        );
-        if eligible.len() < 2 {
+        let held = |c: usize| self.feats.get(n, c);
+        let Some(cur) = blocks.pick(&self.feats, held, &self.hyper, rng) else {
             return;
-        }
-        pick_block_into(eligible, self.hyper.block, rng, block);
+        };
+        let BlockPick { block, terms, .. } = &*blocks;
         let b = block.len();
-        m_minus.clear();
-        m_minus.extend(
-            block
-                .iter()
-                .map(|&c| self.feats.m(c) - usize::from(self.feats.get(n, c))),
-        );
-        block_prior_terms_into(m_minus, nn, self.hyper.block_fault, terms);
-        let cur: usize = block
-            .iter()
-            .enumerate()
-            .map(|(t, &c)| usize::from(self.feats.get(n, c)) << t)
-            .sum();
         logw.clear();
         for t in 0..1usize << b {
             if t > 0 {

@@ -26,8 +26,8 @@
 //! Z every `refresh` sweeps against rounding drift.
 
 use super::common::{
-    Hyper, block_log_prior, block_prior_terms_into, draw_binary, draw_log_weighted_with,
-    log_poisson_unnorm_into, log_prior_flip, pick_block_into,
+    BlockPick, Hyper, block_log_prior, draw_binary, draw_log_weighted_with,
+    log_poisson_unnorm_into, log_prior_flip,
 };
 use super::dense::{chol_inverse, cholesky, grow_diag, matvec, remove_index};
 use super::model::gram;
@@ -67,16 +67,7 @@ struct Scratch {
     order: Vec<usize>,
     logw: Vec<f64>,
     weights: Vec<f64>,
-    blocks: Blocks,
-}
-
-/// Buffers of the block update (`common::pick_block`).
-#[derive(Clone, Debug, Default)]
-struct Blocks {
-    eligible: Vec<usize>,
-    block: Vec<usize>,
-    m_minus: Vec<usize>,
-    terms: Vec<(f64, f64)>,
+    blocks: BlockPick,
 }
 
 /// M⁻¹ and ZᵀX recomputed from Z.
@@ -240,28 +231,9 @@ impl Collapsed {
         }
         // The joint update on a block of shared features (`common::pick_block`).
         if self.hyper.block >= 2 {
-            let Blocks {
-                eligible,
-                block,
-                m_minus,
-                terms,
-            } = &mut blocks;
-            eligible.clear();
-            eligible.extend((0..k).filter(|&c| self.feats.m(c) > usize::from(z[c] != 0.0)));
-            if eligible.len() >= 2 {
-                pick_block_into(eligible, self.hyper.block, rng, block);
-                m_minus.clear();
-                m_minus.extend(
-                    block
-                        .iter()
-                        .map(|&c| self.feats.m(c) - usize::from(z[c] != 0.0)),
-                );
-                block_prior_terms_into(m_minus, nn, self.hyper.block_fault, terms);
-                let now: usize = block
-                    .iter()
-                    .enumerate()
-                    .map(|(t, &c)| usize::from(z[c] != 0.0) << t)
-                    .sum();
+            let held = |c: usize| z[c] != 0.0;
+            if let Some(now) = blocks.pick(&self.feats, held, &self.hyper, rng) {
+                let BlockPick { block, terms, .. } = &blocks;
                 logw.clear();
                 for bits in 0..1usize << block.len() {
                     for (t, &c) in block.iter().enumerate() {

@@ -2,6 +2,7 @@
 //! log-weights, and the prior part of the new-feature step (D-V&G Eq. 4).
 
 use super::model::ln_factorial;
+use super::state::Feats;
 use crate::restarts::draw_weighted;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -152,6 +153,53 @@ pub(crate) fn pick_block_into(
         pool.swap(t, u);
     }
     pool.truncate(b);
+}
+
+/// Buffers of a row's joint block update, kept from row to row: the block [`pick_block`]
+/// draws and its prior terms ([`block_prior_terms`]).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct BlockPick {
+    eligible: Vec<usize>,
+    m_minus: Vec<usize>,
+    /// The block's features; bit t of a value is feature `block[t]`.
+    pub block: Vec<usize>,
+    /// Their prior terms, for [`block_log_prior`].
+    pub terms: Vec<(f64, f64)>,
+}
+
+impl BlockPick {
+    /// Draws row n's block among the features another row holds (`holds(c)`: whether row
+    /// n holds feature c now) and the block's prior terms; returns the row's current value
+    /// on the block as bits, or `None` when fewer than two features are eligible.
+    pub(crate) fn pick(
+        &mut self,
+        feats: &Feats,
+        holds: impl Fn(usize) -> bool,
+        hyper: &Hyper,
+        rng: &mut ChaCha8Rng,
+    ) -> Option<usize> {
+        self.eligible.clear();
+        self.eligible
+            .extend((0..feats.k()).filter(|&c| feats.m(c) > usize::from(holds(c))));
+        if self.eligible.len() < 2 {
+            return None;
+        }
+        pick_block_into(&self.eligible, hyper.block, rng, &mut self.block);
+        self.m_minus.clear();
+        self.m_minus.extend(
+            self.block
+                .iter()
+                .map(|&c| feats.m(c) - usize::from(holds(c))),
+        );
+        block_prior_terms_into(&self.m_minus, feats.n(), hyper.block_fault, &mut self.terms);
+        Some(
+            self.block
+                .iter()
+                .enumerate()
+                .map(|(t, &c)| usize::from(holds(c)) << t)
+                .sum(),
+        )
+    }
 }
 
 /// The t-th value of the binary reflected Gray code: consecutive values differ in one bit.

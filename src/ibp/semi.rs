@@ -13,8 +13,8 @@
 //!   I/σ_A² + 11ᵀ/σ_X², information 1 eᵀ/σ_X².
 
 use super::common::{
-    Hyper, block_log_prior, block_prior_terms_into, draw_binary, draw_log_weighted_with, gray,
-    log_poisson_unnorm_into, log_prior_flip, pick_block_into,
+    BlockPick, Hyper, block_log_prior, draw_binary, draw_log_weighted_with, gray,
+    log_poisson_unnorm_into, log_prior_flip,
 };
 use super::dense::{draw_information, identity};
 use super::model::a_posterior;
@@ -41,10 +41,7 @@ struct RowScratch {
     /// The row's residual e = x_n − z_n A.
     e: Vec<f64>,
     order: Vec<usize>,
-    eligible: Vec<usize>,
-    block: Vec<usize>,
-    m_minus: Vec<usize>,
-    terms: Vec<(f64, f64)>,
+    blocks: BlockPick,
     logw: Vec<f64>,
     weights: Vec<f64>,
 }
@@ -85,10 +82,7 @@ impl SemiCollapsed {
         let RowScratch {
             e,
             order,
-            eligible,
-            block,
-            m_minus,
-            terms,
+            blocks,
             logw,
             weights,
         } = &mut sc;
@@ -129,26 +123,9 @@ impl SemiCollapsed {
         // The joint update on a block of shared features (`common::pick_block`), its 2^b
         // values visited in Gray-code order, one feature added to or taken from e each.
         if self.hyper.block >= 2 {
-            eligible.clear();
-            eligible.extend(
-                (0..self.feats.k())
-                    .filter(|&c| self.feats.m(c) > usize::from(self.feats.get(n, c))),
-            );
-            if eligible.len() >= 2 {
-                pick_block_into(eligible, self.hyper.block, rng, block);
-                m_minus.clear();
-                m_minus.extend(
-                    block
-                        .iter()
-                        .map(|&c| self.feats.m(c) - usize::from(self.feats.get(n, c))),
-                );
-                block_prior_terms_into(m_minus, nn, self.hyper.block_fault, terms);
-                let cur: usize = block
-                    .iter()
-                    .enumerate()
-                    .map(|(t, &c)| usize::from(self.feats.get(n, c)) << t)
-                    .sum();
-                let block = &*block;
+            let held = |c: usize| self.feats.get(n, c);
+            if let Some(cur) = blocks.pick(&self.feats, held, &self.hyper, rng) {
+                let BlockPick { block, terms, .. } = &*blocks;
                 let toggle = |e: &mut [f64], t: usize, bits: usize, a: &[f64]| {
                     let ac = &a[block[t] * d..(block[t] + 1) * d];
                     // bits holds the value after the flip.

@@ -17,6 +17,6 @@ mod sweep;
 
 pub use params::{
     CollapsedDpMeans, DEFAULT_MAX_ITER, DEFAULT_RESTARTS, DpMeans, DpMeansParams,
-    DpMeansValidParams, DpVariant, random_order,
+    DpMeansValidParams, DpVariant, REFINE_EVERY_RUN_MAX_VALUES, random_order,
 };
 pub use sweep::dp_means_run;

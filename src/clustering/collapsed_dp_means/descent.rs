@@ -30,9 +30,14 @@ pub(crate) struct Partition {
     /// The change of J made by the moves, merges and splits so far: each one's exact cost
     /// difference (negative), summed as it is made.
     pub change: f64,
-    /// The sweeps' table of distances between means; `None` until the first sweep and after
-    /// a merge or split.
+    /// The sweeps' table of distances between means; `None` until the first sweep, after
+    /// a merge or split, and while there are more than `table_max_slots` slots.
     table: Option<MeanTable>,
+    /// The most cluster slots a table is kept for ([`TABLE_MAX_SLOTS`]; lowered by tests).
+    table_max_slots: usize,
+    /// Tables dropped in the middle of a sweep, as openings passed `table_max_slots`.
+    #[cfg(test)]
+    dropped_tables: usize,
 }
 
 /// Per-row bounds kept across sweeps (Hamerly's, with the nearest other cluster kept apart
@@ -85,6 +90,15 @@ struct MeanTable {
 
 /// See [`MeanTable`].
 const REBUILD_SHIFT: f64 = 0.1;
+
+/// The most cluster slots (live or emptied) for which a sweep keeps a [`MeanTable`]: the
+/// table holds 12 bytes per pair of slots, 200 MB at 4 096 slots, and grows as the square of
+/// K. Past this many slots a sweep scores every live cluster for each row its bounds do not
+/// settle (the moves are the same: the table only prunes candidates that cannot win). A
+/// small penalty can open a cluster for nearly every row: on 40 000 rows of 5 values at
+/// P = 10⁻⁶ the table needed 19 GB, and a default DP-means fit limited to 12 GB aborted
+/// ("memory allocation … failed"); without the table it needs what `--plain` needs.
+pub(crate) const TABLE_MAX_SLOTS: usize = 4096;
 
 /// One row's bounds (see [`RowBounds`]); 56 bytes, one cache line.
 #[derive(Clone, Copy)]
@@ -262,6 +276,9 @@ impl Partition {
             bounds: RowBounds::unknown(x.n_rows(), k),
             change: 0.0,
             table: None,
+            table_max_slots: TABLE_MAX_SLOTS,
+            #[cfg(test)]
+            dropped_tables: 0,
         };
         for j in 0..k {
             if p.counts[j] == 0 {
@@ -375,20 +392,11 @@ impl Partition {
         penalty: f64,
         k_max: usize,
     ) -> usize {
-        let table = match self.table.take() {
-            Some(t) if t.opened.is_empty() && t.max_shift <= REBUILD_SHIFT * t.closest => t,
-            _ => self.mean_table(),
+        let mut table = match self.table.take() {
+            Some(t) if t.opened.is_empty() && t.max_shift <= REBUILD_SHIFT * t.closest => Some(t),
+            _ if self.counts.len() <= self.table_max_slots => Some(self.mean_table()),
+            _ => None,
         };
-        let MeanTable {
-            mut between,
-            neighbours,
-            mut fresh,
-            mut opened,
-            mut shift,
-            mut max_shift,
-            closest,
-        } = table;
-        let k0 = neighbours.len();
         // m_b/(m_b + 1) for live clusters; 0 marks an empty slot (never a candidate).
         let weight = |m: usize| {
             if m == 0 {
@@ -398,7 +406,7 @@ impl Partition {
             }
         };
         let mut factor: Vec<f64> = self.counts.iter().map(|&m| weight(m)).collect();
-        self.bounds.min_count = (0..k0)
+        self.bounds.min_count = (0..self.counts.len())
             .filter(|&j| self.counts[j] > 0)
             .map(|j| self.counts[j])
             .min()
@@ -456,41 +464,51 @@ impl Partition {
                 continue;
             }
             let opens = may_open && penalty < stay;
-            let reach = to_own + shift[a];
             let mut search = Search::new(stay);
-            let score = |search: &mut Search, b: usize| {
-                let (ab, f) = (between[a][b], factor[b]);
-                let bound = ab - reach - shift[b] - 1e-12 * (ab + reach + shift[b]);
-                if bound > 0.0 && f * bound * bound >= search.best_cost {
-                    search.passed(b, bound);
+            if let Some(t) = &table {
+                let reach = to_own + t.shift[a];
+                let score = |search: &mut Search, b: usize| {
+                    let (ab, f) = (t.between[a][b], factor[b]);
+                    let bound = ab - reach - t.shift[b] - 1e-12 * (ab + reach + t.shift[b]);
+                    if bound > 0.0 && f * bound * bound >= search.best_cost {
+                        search.passed(b, bound);
+                    } else {
+                        let dist = sq_dist(x.row(n), self.means.row(b));
+                        search.scored(b, f * dist, dist.sqrt());
+                    }
+                };
+                if t.fresh[a] || a >= t.neighbours.len() {
+                    // Opened in this sweep: no list of neighbours, every live cluster is scored.
+                    for b in 0..factor.len() {
+                        if b != a && factor[b] > 0.0 {
+                            score(&mut search, b);
+                        }
+                    }
                 } else {
-                    let dist = sq_dist(x.row(n), self.means.row(b));
-                    search.scored(b, f * dist, dist.sqrt());
-                }
-            };
-            if fresh[a] || a >= k0 {
-                // Opened in this sweep: no list of neighbours, every live cluster is scored.
-                for b in 0..factor.len() {
-                    if b != a && factor[b] > 0.0 {
-                        score(&mut search, b);
+                    for &b in &t.neighbours[a] {
+                        let b = b as usize;
+                        let ab = t.between[a][b];
+                        let rest = ab - reach - t.max_shift - 1e-12 * (ab + reach + t.max_shift);
+                        if rest > 0.0 && f_min * rest * rest >= search.best_cost {
+                            search.rest = rest;
+                            break;
+                        }
+                        if factor[b] > 0.0 && !t.fresh[b] {
+                            score(&mut search, b);
+                        }
+                    }
+                    for &b in &t.opened {
+                        if b != a && factor[b] > 0.0 {
+                            score(&mut search, b);
+                        }
                     }
                 }
             } else {
-                for &b in &neighbours[a] {
-                    let b = b as usize;
-                    let ab = between[a][b];
-                    let rest = ab - reach - max_shift - 1e-12 * (ab + reach + max_shift);
-                    if rest > 0.0 && f_min * rest * rest >= search.best_cost {
-                        search.rest = rest;
-                        break;
-                    }
-                    if factor[b] > 0.0 && !fresh[b] {
-                        score(&mut search, b);
-                    }
-                }
-                for &b in &opened {
+                // No table (too many slots): every live cluster is scored.
+                for b in 0..factor.len() {
                     if b != a && factor[b] > 0.0 {
-                        score(&mut search, b);
+                        let dist = sq_dist(x.row(n), self.means.row(b));
+                        search.scored(b, factor[b] * dist, dist.sqrt());
                     }
                 }
             }
@@ -541,21 +559,29 @@ impl Partition {
                 };
                 let ((from, from_moved), (to, to_moved)) = self.move_row(x, n, to);
                 let k = self.counts.len();
-                shift.resize(k, 0.0);
                 factor.resize(k, 0.0);
-                fresh.resize(k, false);
-                shift[from] += from_moved;
-                shift[to] += to_moved;
-                max_shift = max_shift.max(shift[from]).max(shift[to]);
                 factor[from] = weight(self.counts[from]);
                 factor[to] = weight(self.counts[to]);
-                if best == Some(None) {
-                    // The new cluster's distances are exact now; it has not moved since.
-                    shift[to] = 0.0;
-                    self.refresh_distances(&mut between, to);
-                    if !fresh[to] {
-                        fresh[to] = true;
-                        opened.push(to);
+                if k > self.table_max_slots && table.take().is_some() {
+                    #[cfg(test)]
+                    {
+                        self.dropped_tables += 1;
+                    }
+                }
+                if let Some(t) = &mut table {
+                    t.shift.resize(k, 0.0);
+                    t.fresh.resize(k, false);
+                    t.shift[from] += from_moved;
+                    t.shift[to] += to_moved;
+                    t.max_shift = t.max_shift.max(t.shift[from]).max(t.shift[to]);
+                    if best == Some(None) {
+                        // The new cluster's distances are exact now; it has not moved since.
+                        t.shift[to] = 0.0;
+                        self.refresh_distances(&mut t.between, to);
+                        if !t.fresh[to] {
+                            t.fresh[to] = true;
+                            t.opened.push(to);
+                        }
                     }
                 }
                 moves += 1;
@@ -576,15 +602,7 @@ impl Partition {
                 second,
             };
         }
-        self.table = Some(MeanTable {
-            between,
-            neighbours,
-            fresh,
-            opened,
-            shift,
-            max_shift,
-            closest,
-        });
+        self.table = table;
         moves
     }
 
@@ -903,8 +921,8 @@ mod tests {
     /// through a merge or split, ties resolved by a strict `<` alone.
     #[test]
     fn pruned_sweeps_move_exactly_as_unpruned_ones() {
-        let mut skipped = 0;
-        for seed in 0..60u64 {
+        let (mut skipped, mut without_table, mut dropped) = (0, 0, 0);
+        for seed in 0..90u64 {
             let mut rng = ChaCha8Rng::seed_from_u64(seed);
             let (n, d, k) = (80, 1 + (seed as usize % 3), 1 + (seed as usize % 7));
             let grid = seed % 2 == 0;
@@ -923,8 +941,13 @@ mod tests {
                 Partition::new(x.view(), labels.clone(), k),
                 Partition::new(x.view(), labels, k),
             );
+            // With a table throughout, never one, or one dropped when openings pass 6 slots.
+            p.table_max_slots = [TABLE_MAX_SLOTS, 0, 6][seed as usize % 3];
             for round in 0..10 {
                 let moved = p.sweep(x.view(), &order, penalty, k_max);
+                if p.table.is_none() {
+                    without_table += 1;
+                }
                 assert_eq!(
                     moved,
                     q.sweep_unpruned(&x, &order, penalty, k_max),
@@ -944,9 +967,37 @@ mod tests {
                 }
             }
             skipped += p.bounds.skipped.1;
+            dropped += p.dropped_tables;
         }
-        eprintln!("skipped {skipped}");
+        eprintln!("skipped {skipped}, sweeps without a table {without_table}, dropped {dropped}");
         assert!(skipped > 1000, "the bounds passed over only {skipped} rows");
+        assert!(
+            without_table > 200,
+            "only {without_table} sweeps ran without a table"
+        );
+        assert!(
+            dropped >= 4,
+            "only {dropped} tables were dropped as clusters opened"
+        );
+    }
+
+    /// Past `TABLE_MAX_SLOTS` slots no table of distances between means is built: its
+    /// memory grows as the square of K (a small penalty opens a cluster for nearly every
+    /// row), and the moves are the same without it.
+    #[test]
+    fn no_table_past_its_slot_cap() {
+        let (n, d) = (TABLE_MAX_SLOTS + 200, 2);
+        let x = RowMatrix::new(n, d, (0..n * d).map(|i| (i * 7919 % 1000) as f64).collect());
+        let labels: Vec<usize> = (0..n).collect();
+        let order: Vec<usize> = (0..n).collect();
+        let mut p = Partition::new(x.view(), labels, n);
+        p.sweep(x.view(), &order, 1e-9, usize::MAX);
+        assert!(p.table.is_none(), "a table was built for {} slots", n);
+        // Below the cap the table stays, through the clusters opened in the sweep.
+        let x40 = RowMatrix::new(40, d, x.as_slice()[..40 * d].to_vec());
+        let mut q = Partition::new(x40.view(), vec![0; 40], 1);
+        assert!(q.sweep(x40.view(), &order[..40], 1e-9, usize::MAX) > 0);
+        assert!(q.table.is_some(), "no table for {} slots", q.counts.len());
     }
 
     /// Sweeps, with a merge between them when a sweep moved nothing, pruned and unpruned;

@@ -15,7 +15,7 @@
 
 use crate::MatrixView;
 use crate::RowMatrix;
-use crate::linalg::{axpy, prefetch, prefetch_one, sq_dist};
+use crate::linalg::{axpy, prefetch, prefetch_one, sq_dist, sq_dist4};
 
 /// The partition being optimised, with each cluster's member count, sum and mean.
 pub(crate) struct Partition {
@@ -113,6 +113,9 @@ struct RowBound {
 }
 
 const NO_CLUSTER: u32 = u32::MAX;
+
+/// No merge partner (see [`Partition::merge_while_better`]).
+const NO_PARTNER: (f64, usize) = (f64::INFINITY, usize::MAX);
 
 impl RowBound {
     const UNKNOWN: RowBound = RowBound {
@@ -412,6 +415,7 @@ impl Partition {
             .min()
             .unwrap_or(1);
         let mut moves = 0;
+        let mut candidates = Vec::new();
         for (i, &n) in order.iter().enumerate() {
             // The rows come in a random order: start loading the row after next, its label
             // and its bounds.
@@ -504,12 +508,22 @@ impl Partition {
                     }
                 }
             } else {
-                // No table (too many slots): every live cluster is scored.
-                for b in 0..factor.len() {
-                    if b != a && factor[b] > 0.0 {
-                        let dist = sq_dist(x.row(n), self.means.row(b));
+                // No table (too many slots): every live cluster is scored, four at a time
+                // (`sq_dist4`: the bits of `sq_dist`).
+                candidates.clear();
+                candidates.extend((0..factor.len()).filter(|&b| b != a && factor[b] > 0.0));
+                let xn = x.row(n);
+                let mut quads = candidates.chunks_exact(4);
+                for q in &mut quads {
+                    let m = |t: usize| self.means.row(q[t]);
+                    let dist = sq_dist4([xn; 4], [m(0), m(1), m(2), m(3)]);
+                    for (&b, dist) in q.iter().zip(dist) {
                         search.scored(b, factor[b] * dist, dist.sqrt());
                     }
+                }
+                for &b in quads.remainder() {
+                    let dist = sq_dist(xn, self.means.row(b));
+                    search.scored(b, factor[b] * dist, dist.sqrt());
                 }
             }
             let mut best = search.best.map(Some);
@@ -675,48 +689,94 @@ impl Partition {
     }
 
     /// Applies the best merge of two clusters while one lowers the objective; returns how
-    /// many merges were made.
+    /// many merges were made. The best is the pair (a < b) of least change, the first in
+    /// (a, b) order among equals, which is what a scan of all pairs with a strict `<` picks.
+    /// Each slot keeps its best partner among the slots after it, so a merge of a and b
+    /// rescores only the pairs with a and the rows whose partner was a or b: O(K D) a merge
+    /// instead of the O(K² D) of a scan (the merges after a sweep can number thousands).
     pub fn merge_while_better(&mut self, penalty: f64) -> usize {
+        let slots = self.counts.len();
+        let mut best: Vec<(f64, usize)> = (0..slots).map(|a| self.partner(a, penalty)).collect();
         let mut merges = 0;
         loop {
-            let live: Vec<usize> = (0..self.counts.len())
-                .filter(|&j| self.counts[j] > 0)
-                .collect();
-            let mut best: Option<(usize, usize)> = None;
+            let mut pick: Option<(usize, usize)> = None;
             let mut best_delta = 0.0;
-            for (i, &a) in live.iter().enumerate() {
-                for &b in &live[i + 1..] {
-                    let (ma, mb) = (self.counts[a] as f64, self.counts[b] as f64);
-                    let delta = ma * mb / (ma + mb) * sq_dist(self.means.row(a), self.means.row(b))
-                        - penalty;
-                    if delta < best_delta {
-                        best_delta = delta;
-                        best = Some((a, b));
+            for (a, &(delta, b)) in best.iter().enumerate() {
+                if delta < best_delta {
+                    best_delta = delta;
+                    pick = Some((a, b));
+                }
+            }
+            let Some((a, b)) = pick else {
+                return merges;
+            };
+            self.merge(a, b, best_delta);
+            merges += 1;
+            best[b] = NO_PARTNER;
+            best[a] = self.partner(a, penalty);
+            for c in 0..slots {
+                if c == a || self.counts[c] == 0 {
+                    continue;
+                }
+                let partner = best[c].1;
+                if partner == a || partner == b {
+                    best[c] = self.partner(c, penalty);
+                } else if c < a {
+                    // Ward's merge cost is reducible: in exact arithmetic the merged cluster
+                    // is never a cheaper partner for c than c's kept one, which c's row held
+                    // with a and b; this guards ties and rounding.
+                    let delta = self.merge_change(c, a, penalty);
+                    if delta < best[c].0 || (delta == best[c].0 && a < partner) {
+                        best[c] = (delta, a);
                     }
                 }
             }
-            let Some((a, b)) = best else {
-                return merges;
-            };
-            self.change += best_delta;
-            self.table = None;
-            for n in 0..self.labels.len() {
-                if self.labels[n] == b {
-                    self.labels[n] = a;
-                    self.bounds.rows[n].own_upper = f64::INFINITY;
+        }
+    }
+
+    /// J's change if clusters a < b were merged, m_a m_b/(m_a + m_b)·‖x̄_a − x̄_b‖² − P.
+    fn merge_change(&self, a: usize, b: usize, penalty: f64) -> f64 {
+        let (ma, mb) = (self.counts[a] as f64, self.counts[b] as f64);
+        ma * mb / (ma + mb) * sq_dist(self.means.row(a), self.means.row(b)) - penalty
+    }
+
+    /// The live slot b > a whose merge with a changes J least (the first among equals) and
+    /// that change; [`NO_PARTNER`] when a is empty or no live slot follows it.
+    fn partner(&self, a: usize, penalty: f64) -> (f64, usize) {
+        let mut best = NO_PARTNER;
+        if self.counts[a] == 0 {
+            return best;
+        }
+        for b in a + 1..self.counts.len() {
+            if self.counts[b] > 0 {
+                let delta = self.merge_change(a, b, penalty);
+                if delta < best.0 {
+                    best = (delta, b);
                 }
             }
-            self.counts[a] += self.counts[b];
-            self.counts[b] = 0;
-            let sb = self.sums.row(b).to_vec();
-            axpy(1.0, &sb, self.sums.row_mut(a));
-            self.sums.row_mut(b).fill(0.0);
-            self.free.push(b);
-            let moved = self.refresh_mean(a);
-            self.bounds.moved(a, moved);
-            self.bounds.drift += moved;
-            merges += 1;
         }
+        best
+    }
+
+    /// Merges cluster b into a (J changes by `delta`).
+    fn merge(&mut self, a: usize, b: usize, delta: f64) {
+        self.change += delta;
+        self.table = None;
+        for n in 0..self.labels.len() {
+            if self.labels[n] == b {
+                self.labels[n] = a;
+                self.bounds.rows[n].own_upper = f64::INFINITY;
+            }
+        }
+        self.counts[a] += self.counts[b];
+        self.counts[b] = 0;
+        let sb = self.sums.row(b).to_vec();
+        axpy(1.0, &sb, self.sums.row_mut(a));
+        self.sums.row_mut(b).fill(0.0);
+        self.free.push(b);
+        let moved = self.refresh_mean(a);
+        self.bounds.moved(a, moved);
+        self.bounds.drift += moved;
     }
 
     /// Tries to split every cluster in two by a short deterministic 2-means (seeds: the
@@ -759,6 +819,52 @@ impl Partition {
             }
         }
         splits
+    }
+
+    #[cfg(test)]
+    /// [`Partition::merge_while_better`] by a scan of every pair before each merge (the
+    /// former code), for the test that compares the two.
+    fn merge_while_better_scan(&mut self, penalty: f64) -> usize {
+        let mut merges = 0;
+        loop {
+            let live: Vec<usize> = (0..self.counts.len())
+                .filter(|&j| self.counts[j] > 0)
+                .collect();
+            let mut best: Option<(usize, usize)> = None;
+            let mut best_delta = 0.0;
+            for (i, &a) in live.iter().enumerate() {
+                for &b in &live[i + 1..] {
+                    let (ma, mb) = (self.counts[a] as f64, self.counts[b] as f64);
+                    let delta = ma * mb / (ma + mb) * sq_dist(self.means.row(a), self.means.row(b))
+                        - penalty;
+                    if delta < best_delta {
+                        best_delta = delta;
+                        best = Some((a, b));
+                    }
+                }
+            }
+            let Some((a, b)) = best else {
+                return merges;
+            };
+            self.change += best_delta;
+            self.table = None;
+            for n in 0..self.labels.len() {
+                if self.labels[n] == b {
+                    self.labels[n] = a;
+                    self.bounds.rows[n].own_upper = f64::INFINITY;
+                }
+            }
+            self.counts[a] += self.counts[b];
+            self.counts[b] = 0;
+            let sb = self.sums.row(b).to_vec();
+            axpy(1.0, &sb, self.sums.row_mut(a));
+            self.sums.row_mut(b).fill(0.0);
+            self.free.push(b);
+            let moved = self.refresh_mean(a);
+            self.bounds.moved(a, moved);
+            self.bounds.drift += moved;
+            merges += 1;
+        }
     }
 
     /// Labels renumbered `0..K` in slot order, dropping empty slots.
@@ -979,6 +1085,46 @@ mod tests {
             dropped >= 4,
             "only {dropped} tables were dropped as clusters opened"
         );
+    }
+
+    /// The merges with kept partners are the merges of the scan of every pair: the same
+    /// pairs in the same order (the same labels, counts and means, and the same change of J
+    /// to the bit), on random and on integer data (where changes tie), from partitions with
+    /// empty slots, at penalties that allow a few merges or hundreds.
+    #[test]
+    fn kept_partners_merge_as_the_scan_of_every_pair() {
+        let mut merges = 0;
+        for seed in 0..40u64 {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            // Many small clusters (two rows each on average), so that merged means become
+            // the best partners of others.
+            let (n, d) = (300, 1 + (seed as usize % 3));
+            let k = [30, 90, 150, 240][seed as usize % 4];
+            let grid = seed % 2 == 0;
+            let v = (0..n * d)
+                .map(|_| {
+                    let u = 10.0 * rng.random::<f64>();
+                    if grid { u.floor() } else { u }
+                })
+                .collect();
+            let x = RowMatrix::new(n, d, v);
+            // Every third slot empty.
+            let labels: Vec<usize> = (0..n)
+                .map(|_| 3 * rng.random_range(0..k / 3) + rng.random_range(0..2))
+                .collect();
+            let penalty = [1.0, 10.0, 100.0, 1000.0][(seed as usize / 4) % 4];
+            let mut p = Partition::new(x.view(), labels.clone(), k);
+            let mut q = Partition::new(x.view(), labels, k);
+            let made = p.merge_while_better(penalty);
+            assert_eq!(made, q.merge_while_better_scan(penalty), "seed {seed}");
+            assert_eq!(p.labels, q.labels, "seed {seed}");
+            assert_eq!(p.counts, q.counts, "seed {seed}");
+            assert_eq!(p.means, q.means, "seed {seed}");
+            assert_eq!(p.change.to_bits(), q.change.to_bits(), "seed {seed}");
+            p.assert_bounds_hold(&x, &format!("seed {seed}"));
+            merges += made;
+        }
+        assert!(merges > 1000, "only {merges} merges were compared");
     }
 
     /// Past `TABLE_MAX_SLOTS` slots no table of distances between means is built: its

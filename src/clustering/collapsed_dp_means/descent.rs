@@ -822,8 +822,8 @@ impl Partition {
     }
 
     #[cfg(test)]
-    /// [`Partition::merge_while_better`] by a scan of every pair before each merge (the
-    /// former code), for the test that compares the two.
+    /// [`Partition::merge_while_better`] choosing by a scan of every pair before each merge
+    /// (the former code), for the test that compares the two choices.
     fn merge_while_better_scan(&mut self, penalty: f64) -> usize {
         let mut merges = 0;
         loop {
@@ -834,9 +834,7 @@ impl Partition {
             let mut best_delta = 0.0;
             for (i, &a) in live.iter().enumerate() {
                 for &b in &live[i + 1..] {
-                    let (ma, mb) = (self.counts[a] as f64, self.counts[b] as f64);
-                    let delta = ma * mb / (ma + mb) * sq_dist(self.means.row(a), self.means.row(b))
-                        - penalty;
+                    let delta = self.merge_change(a, b, penalty);
                     if delta < best_delta {
                         best_delta = delta;
                         best = Some((a, b));
@@ -846,23 +844,7 @@ impl Partition {
             let Some((a, b)) = best else {
                 return merges;
             };
-            self.change += best_delta;
-            self.table = None;
-            for n in 0..self.labels.len() {
-                if self.labels[n] == b {
-                    self.labels[n] = a;
-                    self.bounds.rows[n].own_upper = f64::INFINITY;
-                }
-            }
-            self.counts[a] += self.counts[b];
-            self.counts[b] = 0;
-            let sb = self.sums.row(b).to_vec();
-            axpy(1.0, &sb, self.sums.row_mut(a));
-            self.sums.row_mut(b).fill(0.0);
-            self.free.push(b);
-            let moved = self.refresh_mean(a);
-            self.bounds.moved(a, moved);
-            self.bounds.drift += moved;
+            self.merge(a, b, best_delta);
             merges += 1;
         }
     }

@@ -821,9 +821,9 @@ impl Partition {
         splits
     }
 
-    #[cfg(test)]
     /// [`Partition::merge_while_better`] choosing by a scan of every pair before each merge
     /// (the former code), for the test that compares the two choices.
+    #[cfg(test)]
     fn merge_while_better_scan(&mut self, penalty: f64) -> usize {
         let mut merges = 0;
         loop {

@@ -113,6 +113,7 @@ fn dp_means_writes_a_complete_result() {
     assert_eq!(means.len(), 3);
     assert!(means.iter().all(|m| m.len() == 2));
     let z = fs::read_to_string(out.join("z.csv")).unwrap();
+    assert_eq!(z.lines().count(), labels.len());
     for (line, &l) in z.lines().zip(&labels) {
         let row: Vec<&str> = line.split(',').collect();
         assert_eq!(row.len(), 3);

@@ -2,7 +2,7 @@
 
 pub use super::algos::Algo;
 use super::algos::{Family, KRole};
-use super::output::{Staging, binary_csv, check_out, labels_csv, matrix_csv};
+use super::output::{Staging, binary_csv_to, check_out, labels_csv, matrix_csv, one_hot_csv_to};
 use super::pictures::{
     PixelResult, image_files, image_json, is_clustering, read_examples, trace_png,
 };
@@ -313,16 +313,50 @@ pub(super) struct Fitted {
     pub trace: Vec<f64>,
     pub run_objectives: Vec<f64>,
     pub best_run: usize,
-    /// Cluster labels (clustering only).
-    pub labels: Option<Vec<usize>>,
+    /// Cluster labels or the feature allocation Z.
+    pub assignment: Assignment,
     /// Cluster means, or the feature means A.
     pub means: RowMatrix,
-    pub z: BinaryMatrix,
     /// Further files, and further summary fields, of one family.
     pub extra_files: Vec<(&'static str, String)>,
     pub extra_json: Vec<(&'static str, Value)>,
     /// The fitted model itself, saved as model.json.
     pub model: AnyModel,
+}
+
+/// What a fit assigns to the rows.
+pub(super) enum Assignment {
+    /// A clustering's labels. Its Z is the one-hot N × K matrix of these, written to z.csv
+    /// row by row and never held whole: at K near N it would take N·K bytes.
+    Labels(Vec<usize>),
+    /// A feature allocation's Z.
+    Features(BinaryMatrix),
+}
+
+impl Assignment {
+    /// The cluster labels of a clustering.
+    pub fn labels(&self) -> Option<&[usize]> {
+        match self {
+            Assignment::Labels(l) => Some(l),
+            Assignment::Features(_) => None,
+        }
+    }
+
+    /// Z as a matrix of 0.0 and 1.0 (`k` columns for a clustering), for the pictures.
+    fn z_values(&self, k: usize) -> RowMatrix {
+        match self {
+            Assignment::Labels(l) => BinaryMatrix::one_hot(l, k).to_row_matrix(),
+            Assignment::Features(z) => z.to_row_matrix(),
+        }
+    }
+
+    /// Writes Z as z.csv's CSV of 0 and 1 (`k` columns for a clustering).
+    fn write_z_csv(&self, w: &mut dyn std::io::Write, k: usize) -> std::io::Result<()> {
+        match self {
+            Assignment::Labels(l) => one_hot_csv_to(w, l, k),
+            Assignment::Features(z) => binary_csv_to(w, z),
+        }
+    }
 }
 
 impl Fitted {
@@ -335,9 +369,8 @@ impl Fitted {
             trace: m.trace().to_vec(),
             run_objectives: m.run_objectives().to_vec(),
             best_run: m.best_run(),
-            labels: Some(m.labels().to_vec()),
+            assignment: Assignment::Labels(m.labels().to_vec()),
             means: m.means().clone(),
-            z: m.z(),
             extra_files: Vec::new(),
             extra_json: Vec::new(),
             model: AnyModel::Clustering(m),
@@ -365,9 +398,8 @@ impl Fitted {
             trace: m.trace().to_vec(),
             run_objectives: m.run_objectives().to_vec(),
             best_run: m.best_run(),
-            labels: None,
+            assignment: Assignment::Features(m.z()),
             means: m.means().clone(),
-            z: m.z(),
             extra_files: Vec::new(),
             extra_json: vec![("objective_by_k", json!(m.objective_by_k()))],
             model: AnyModel::Features(m),
@@ -622,11 +654,13 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
 /// (clusters) or best z (features) on its visible entries; σ_X² is the training residual per
 /// entry, ‖X_train − Z A‖²_F / (N_train · D), floored at 10⁻⁶ × the data's variance per entry.
 fn heldout_json(h: &Holdout, train: &RowMatrix, x: &RowMatrix, f: &Fitted) -> Value {
-    let rss = match &f.labels {
-        Some(labels) => {
+    let rss = match &f.assignment {
+        Assignment::Labels(labels) => {
             madbayes::clustering::objective::sum_of_squares(train.view(), labels, &f.means)
         }
-        None => madbayes::features::objective::sum_of_squares(train, &f.z, &f.means),
+        Assignment::Features(z) => {
+            madbayes::features::objective::sum_of_squares(train, z, &f.means)
+        }
     };
     let entries = (train.n_rows() * train.n_cols()) as f64;
     // A fit that reproduces every training row (σ_X = 0) would give held-out entries zero
@@ -638,7 +672,7 @@ fn heldout_json(h: &Holdout, train: &RowMatrix, x: &RowMatrix, f: &Fitted) -> Va
         .sum::<f64>()
         / entries;
     let sigma_x = (rss / entries).max(1e-6 * spread).sqrt();
-    let s = match &f.labels {
+    let s = match f.assignment.labels() {
         Some(_) => h.score(x, sigma_x, |row, hid| {
             predict_hidden_cluster(&f.means, row, hid)
         }),
@@ -700,11 +734,11 @@ fn holdout_files(h: &Holdout) -> (String, String) {
 fn write_result(mut staging: Staging, out: &Output) -> Result<(), CliError> {
     let (args, x, fitted, seconds) = (out.args, out.x, out.fitted, out.seconds);
     let projection = out.projection;
-    if let Some(labels) = &fitted.labels {
+    if let Some(labels) = fitted.assignment.labels() {
         staging.write("labels.csv", labels_csv(labels).as_bytes())?;
     }
     staging.write("means.csv", matrix_csv(&fitted.means).as_bytes())?;
-    staging.write("z.csv", binary_csv(&fitted.z).as_bytes())?;
+    staging.write_with("z.csv", |w| fitted.assignment.write_z_csv(w, fitted.k))?;
     for (name, body) in &fitted.extra_files {
         staging.write(name, body.as_bytes())?;
     }
@@ -740,7 +774,7 @@ fn write_result(mut staging: Staging, out: &Output) -> Result<(), CliError> {
                 layout: images.layout,
                 means: means_original.unwrap_or_else(|| fitted.means.clone()),
                 offset,
-                z: fitted.z.to_row_matrix(),
+                z: fitted.assignment.z_values(fitted.k),
             };
             let examples = read_examples(&images.files, &result.z, &images.layout)
                 .map_err(|e| CliError(format!("cannot read the example images: {e}")))?;
@@ -893,7 +927,7 @@ fn write_projection(
     staging.write("pca_components.npy", &npy(p.pca.components())?)?;
     staging.write("pca_mean.npy", &npy(&mean)?)?;
     // Cluster means are points (add the mean); feature means are additive directions.
-    let original = if fitted.labels.is_some() {
+    let original = if fitted.assignment.labels().is_some() {
         p.pca.inverse_transform(&fitted.means)
     } else {
         p.pca.inverse_transform_directions(&fitted.means)
@@ -903,7 +937,7 @@ fn write_projection(
 }
 
 fn projection_json(p: &Projection, fitted: &Fitted) -> Value {
-    let means_original = if fitted.labels.is_some() {
+    let means_original = if fitted.assignment.labels().is_some() {
         "cluster means in the original space: pca_mean + means · pca_components"
     } else {
         "feature means in the original space: means · pca_components (x ≈ pca_mean + z · means_original)"

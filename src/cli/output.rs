@@ -431,17 +431,31 @@ impl Staging {
 
     /// Stages one file; `name` may name a sub-folder (`features/feature_00.png`).
     pub fn write(&mut self, name: &str, contents: &[u8]) -> Result<(), CliError> {
-        let _guard = live();
+        self.write_with(name, |w| w.write_all(contents))
+    }
+
+    /// Stages one file that `fill` writes piece by piece (through a buffer), so that a large
+    /// file is never built in memory. The lock is held while the file is created, not while
+    /// it is written: a signal then removes the staging folder, open file and all.
+    pub fn write_with(
+        &mut self,
+        name: &str,
+        fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> Result<(), CliError> {
         let path = self.tmp.join(name);
-        if let Some(parent) = path.parent() {
-            fs::create_dir_all(parent)
-                .map_err(|e| CliError(format!("cannot write {}: {e}", parent.display())))?;
-        }
-        let mut f = fs::File::create(&path)
-            .map_err(|e| CliError(format!("cannot write {}: {e}", path.display())))?;
-        f.write_all(contents)
-            .and_then(|_| f.sync_all())
-            .map_err(|e| CliError(format!("cannot write {}: {e}", path.display())))?;
+        let failed = |e: std::io::Error| CliError(format!("cannot write {}: {e}", path.display()));
+        let file = {
+            let _guard = live();
+            if let Some(parent) = path.parent() {
+                fs::create_dir_all(parent)
+                    .map_err(|e| CliError(format!("cannot write {}: {e}", parent.display())))?;
+            }
+            fs::File::create(&path).map_err(failed)?
+        };
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
+        fill(&mut w).map_err(failed)?;
+        let file = w.into_inner().map_err(|e| failed(e.into_error()))?;
+        file.sync_all().map_err(failed)?;
         if !self.files.iter().any(|f| f == name) {
             self.files.push(name.to_string());
         }
@@ -632,17 +646,41 @@ pub fn matrix_csv(m: &RowMatrix) -> String {
 
 /// A 0/1 matrix as CSV of integers.
 pub fn binary_csv(m: &BinaryMatrix) -> String {
-    let mut s = String::with_capacity(m.n_rows() * m.n_cols() * 2);
+    let mut buf = Vec::with_capacity(m.n_rows() * m.n_cols() * 2);
+    binary_csv_to(&mut buf, m).expect("writing to memory cannot fail");
+    String::from_utf8(buf).expect("the CSV is ASCII")
+}
+
+/// [`binary_csv`], written to `w` one row at a time.
+pub fn binary_csv_to(w: &mut dyn Write, m: &BinaryMatrix) -> std::io::Result<()> {
+    let mut line = csv_zeros_line(m.n_cols());
     for r in m.rows() {
         for (j, v) in r.iter().enumerate() {
-            if j > 0 {
-                s.push(',');
-            }
-            s.push(if *v != 0 { '1' } else { '0' });
+            line[2 * j] = if *v != 0 { b'1' } else { b'0' };
         }
-        s.push('\n');
+        w.write_all(&line)?;
     }
-    s
+    Ok(())
+}
+
+/// The one-hot matrix of `labels` over `k` columns (row n has its 1 in column `labels[n]`),
+/// as [`binary_csv`] writes it, one row at a time: O(k) memory, whatever the number of rows.
+pub fn one_hot_csv_to(w: &mut dyn Write, labels: &[usize], k: usize) -> std::io::Result<()> {
+    let mut line = csv_zeros_line(k);
+    for &l in labels {
+        line[2 * l] = b'1';
+        w.write_all(&line)?;
+        line[2 * l] = b'0';
+    }
+    Ok(())
+}
+
+/// "0,0,…,0\n" with `k` zeros (just "\n" when `k` = 0): entry j at byte 2j.
+fn csv_zeros_line(k: usize) -> Vec<u8> {
+    let mut line = vec![b','; (2 * k).max(1)];
+    line.iter_mut().step_by(2).for_each(|c| *c = b'0');
+    *line.last_mut().expect("not empty") = b'\n';
+    line
 }
 
 /// One integer per line.
@@ -652,4 +690,45 @@ pub fn labels_csv(labels: &[usize]) -> String {
         let _ = writeln!(s, "{l}");
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The CSV spelled out entry by entry: values joined by commas, one line per row.
+    fn spelled(rows: &[Vec<u8>]) -> String {
+        rows.iter()
+            .map(|r| {
+                let v: Vec<String> = r.iter().map(|x| x.to_string()).collect();
+                v.join(",") + "\n"
+            })
+            .collect()
+    }
+
+    #[test]
+    fn binary_csv_writes_every_entry_in_its_place() {
+        for k in 0..4 {
+            let rows: Vec<Vec<u8>> = (0..5u8)
+                .map(|i| (0..k).map(|j| (i >> j) & 1).collect())
+                .collect();
+            let m = BinaryMatrix::from_rows(&rows);
+            assert_eq!(binary_csv(&m), spelled(&rows), "k = {k}");
+        }
+    }
+
+    #[test]
+    fn one_hot_rows_are_the_csv_of_the_one_hot_matrix() {
+        let labels = [2, 0, 0, 3, 1, 2];
+        let mut buf = Vec::new();
+        one_hot_csv_to(&mut buf, &labels, 5).unwrap();
+        let rows: Vec<Vec<u8>> = labels
+            .iter()
+            .map(|&l| (0..5).map(|j| u8::from(j == l)).collect())
+            .collect();
+        assert_eq!(String::from_utf8(buf).unwrap(), spelled(&rows));
+        let mut empty = Vec::new();
+        one_hot_csv_to(&mut empty, &[], 5).unwrap();
+        assert!(empty.is_empty());
+    }
 }

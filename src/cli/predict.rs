@@ -5,7 +5,7 @@
 //! in) and `summary.json`.
 
 use super::fit::read_input;
-use super::output::{Staging, binary_csv, check_out, labels_csv, matrix_csv};
+use super::output::{Staging, binary_csv_to, check_out, labels_csv, matrix_csv};
 use super::saved::{ModelFile, SavedLayout};
 use super::{CliError, check_threads, with_threads};
 use madbayes::error::check_data;
@@ -80,7 +80,7 @@ pub fn run(args: PredictArgs) -> Result<(), CliError> {
     })??;
     let seconds = started.elapsed().as_secs_f64();
     let mut staging = staging;
-    staging.write("z.csv", binary_csv(&z).as_bytes())?;
+    staging.write_with("z.csv", |w| binary_csv_to(w, &z))?;
     if let Some(l) = &labels {
         staging.write("labels.csv", labels_csv(l).as_bytes())?;
     }

@@ -20,7 +20,7 @@
 //! `converged` / `diagnostics_warning`; draws.jsonl holds the thinned draws (README).
 
 use super::CliError;
-use super::fit::{Algo, FitArgs, Fitted, Init};
+use super::fit::{Algo, Assignment, FitArgs, Fitted, Init};
 use super::saved::AnyModel;
 use madbayes::Fit;
 use madbayes::eval::{FeaturePredictor, Holdout, PredictiveAverage, effective_sample_size};
@@ -364,9 +364,8 @@ pub(super) fn fit(
         trace: trace_lj,
         run_objectives: vec![f64::NAN],
         best_run: 0,
-        labels: None,
+        assignment: Assignment::Features(z),
         means: a,
-        z,
         extra_files: {
             extra_files.insert(0, ("trace.csv", csv));
             extra_files

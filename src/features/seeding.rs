@@ -29,7 +29,7 @@ use super::refine::GROW_STEPS;
 use super::zmat::BinaryMatrix;
 use crate::MatrixView;
 use crate::RowMatrix;
-use crate::linalg::{mean_row, sq_dists_to, sq_norm};
+use crate::linalg::{mean_row, sq_dists_to};
 use crate::restarts::draw_weighted;
 use rand_chacha::ChaCha8Rng;
 
@@ -76,6 +76,9 @@ pub(crate) struct Grown {
     pub rows: Vec<bool>,
     /// Σ over those rows of the drop in ‖r_n‖².
     pub gain: f64,
+    /// ‖r_n − mean‖² for every row, the bits of `sq_norm` of r_n − mean formed entry by
+    /// entry (`sq_dist` has the same operations): the new errors of the rows that take it.
+    pub dist: Vec<f64>,
 }
 
 /// Grows one feature from the residual rows `resid` (errors `err` = ‖r_n‖²), starting from
@@ -110,7 +113,12 @@ pub(crate) fn grow_feature(
         }
         let count = rows.iter().filter(|&&t| t).count();
         if step == steps || (step > 0 && !changed) || count == 0 {
-            return Grown { mean, rows, gain };
+            return Grown {
+                mean,
+                rows,
+                gain,
+                dist,
+            };
         }
         let mut sum = vec![0.0; d];
         for (i, _) in rows.iter().enumerate().filter(|(_, t)| **t) {
@@ -197,7 +205,7 @@ pub(crate) fn seed_features(
                     .iter_mut()
                     .zip(&grown.mean)
                     .for_each(|(r, v)| *r -= v);
-                err[i] = sq_norm(resid.row(i));
+                err[i] = grown.dist[i];
             }
         }
         a.push_row(&grown.mean);
@@ -288,5 +296,30 @@ mod tests {
             &mut run_rng(1, 0),
         );
         assert_eq!(z.k(), 2);
+    }
+
+    #[test]
+    fn grown_distances_are_the_bits_of_the_updated_residual_norms() {
+        use crate::linalg::sq_norm;
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        for d in [1, 3, 4, 7, 13] {
+            let rows: Vec<Vec<f64>> = (0..9)
+                .map(|_| (0..d).map(|_| rng.random_range(-2.0..2.0)).collect())
+                .collect();
+            let resid = RowMatrix::from_rows(&rows);
+            let err: Vec<f64> = rows.iter().map(|r| sq_norm(r)).collect();
+            for steps in [0, 3] {
+                let g = grow_feature(resid.view(), &err, resid.row(2), steps);
+                for (i, r) in rows.iter().enumerate() {
+                    let after: Vec<f64> = r.iter().zip(&g.mean).map(|(v, m)| v - m).collect();
+                    assert_eq!(
+                        g.dist[i].to_bits(),
+                        sq_norm(&after).to_bits(),
+                        "d {d} row {i}"
+                    );
+                }
+            }
+        }
     }
 }

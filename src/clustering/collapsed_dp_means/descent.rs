@@ -105,6 +105,40 @@ struct MeanTable {
 /// See [`MeanTable`].
 const REBUILD_SHIFT: f64 = 0.1;
 
+/// Up to four clusters waiting to be scored against one row.
+#[derive(Default)]
+struct Quad {
+    slots: [usize; 4],
+    len: usize,
+}
+
+impl Quad {
+    /// Adds cluster b; true when the four are there.
+    fn push(&mut self, b: usize) -> bool {
+        self.slots[self.len] = b;
+        self.len += 1;
+        self.len == 4
+    }
+
+    /// Scores the waiting clusters against row `xn` (four by [`sq_dist4`], fewer by
+    /// [`sq_dist`]: the same bits) in the order they came, and empties the quad.
+    fn score(&mut self, search: &mut Search, xn: &[f64], means: &RowMatrix, factor: &[f64]) {
+        let slots = &self.slots[..self.len];
+        if let [b0, b1, b2, b3] = *slots {
+            let dist = sq_dist4([xn; 4], [b0, b1, b2, b3].map(|b| means.row(b)));
+            for (&b, d) in slots.iter().zip(dist) {
+                search.scored(b, factor[b] * d, d.sqrt());
+            }
+        } else {
+            for &b in slots {
+                let d = sq_dist(xn, means.row(b));
+                search.scored(b, factor[b] * d, d.sqrt());
+            }
+        }
+        self.len = 0;
+    }
+}
+
 /// How many of each slot's nearest neighbours the [`MeanTable`] keeps sorted; the rest of the
 /// list is only known to be at least as far as the last of these, and a search that gets
 /// past them scores (or passes by its own bound) every cluster of the rest. Sorting all
@@ -497,14 +531,19 @@ impl Partition {
             let mut search = Search::new(stay);
             if let Some(t) = &table {
                 let reach = to_own + t.shift[a];
-                let score = |search: &mut Search, b: usize, ab: f64| {
+                // Clusters the bound does not pass wait in `quad` and are scored four at a
+                // time; the bounds meanwhile compare with the best cost before them, which
+                // can only pass fewer.
+                let mut quad = Quad::default();
+                let means = &self.means;
+                let xn = x.row(n);
+                let mut score = |search: &mut Search, b: usize, ab: f64| {
                     let f = factor[b];
                     let bound = ab - reach - t.shift[b] - 1e-12 * (ab + reach + t.shift[b]);
                     if bound > 0.0 && f * bound * bound >= search.best_cost {
                         search.passed(b, bound);
-                    } else {
-                        let dist = sq_dist(x.row(n), self.means.row(b));
-                        search.scored(b, f * dist, dist.sqrt());
+                    } else if quad.push(b) {
+                        quad.score(search, xn, means, &factor);
                     }
                 };
                 if t.fresh[a] || a >= t.neighbours.len() {
@@ -551,6 +590,7 @@ impl Partition {
                         }
                     }
                 }
+                quad.score(&mut search, xn, means, &factor);
             } else {
                 // No table (too many slots): every live cluster is scored, four at a time
                 // (`sq_dist4`: the bits of `sq_dist`).

@@ -5,9 +5,10 @@
 //! in) and `summary.json`.
 
 use super::fit::read_input;
-use super::output::{Staging, binary_csv_to, check_out, labels_csv, matrix_csv};
+use super::output::{Staging, binary_csv_to, check_out, labels_csv, matrix_csv, one_hot_csv_to};
 use super::saved::{ModelFile, SavedLayout};
 use super::{CliError, check_threads, with_threads};
+use madbayes::RowMatrix;
 use madbayes::error::check_data;
 use serde_json::json;
 use std::path::PathBuf;
@@ -67,20 +68,40 @@ pub fn run(args: PredictArgs) -> Result<(), CliError> {
     }
     let staging = Staging::open(&args.out, "predict")?;
     let started = Instant::now();
-    let (z, labels, recon) = with_threads(args.threads, || -> Result<_, madbayes::FitError> {
-        let y = match &saved.pca {
-            Some(p) => p.transform(&x),
-            None => x,
-        };
-        let model = saved.model.as_model();
-        let z = model.predict_z(y.view())?;
-        let recon = model.reconstruct(y.view())?;
-        let labels = saved.model.labels(&y).transpose()?;
-        Ok((z, labels, recon))
-    })??;
+    let (z, labels, recon, k) =
+        with_threads(args.threads, || -> Result<_, madbayes::FitError> {
+            let y = match &saved.pca {
+                Some(p) => p.transform(&x),
+                None => x,
+            };
+            let model = saved.model.as_model();
+            let labels = saved.model.labels(&y).transpose()?;
+            let (z, recon) = match &labels {
+                // A clustering's Z is the one-hot matrix of its labels: written row by row, never
+                // held (N·K bytes), and Z A is each row's mean (0 plus the mean, as Z A sums it).
+                Some(l) => {
+                    let means = model.means();
+                    let mut recon = RowMatrix::zeros(l.len(), means.n_cols());
+                    for (n, &c) in l.iter().enumerate() {
+                        let row = recon.row_mut(n);
+                        row.iter_mut().zip(means.row(c)).for_each(|(o, v)| *o += v);
+                    }
+                    (None, recon)
+                }
+                None => (
+                    Some(model.predict_z(y.view())?),
+                    model.reconstruct(y.view())?,
+                ),
+            };
+            Ok((z, labels, recon, model.k()))
+        })??;
+    let n = recon.n_rows();
     let seconds = started.elapsed().as_secs_f64();
     let mut staging = staging;
-    staging.write_with("z.csv", |w| binary_csv_to(w, &z))?;
+    staging.write_with("z.csv", |w| match (&z, &labels) {
+        (Some(z), _) => binary_csv_to(w, z),
+        (None, labels) => one_hot_csv_to(w, labels.as_deref().unwrap_or_default(), k),
+    })?;
     if let Some(l) = &labels {
         staging.write("labels.csv", labels_csv(l).as_bytes())?;
     }
@@ -90,9 +111,9 @@ pub fn run(args: PredictArgs) -> Result<(), CliError> {
         "model": model_path.display().to_string(),
         "algo": saved.algo,
         "input": args.input.display().to_string(),
-        "n": z.n_rows(),
+        "n": n,
         "d": saved.input_columns,
-        "k": z.n_cols(),
+        "k": k,
         "pca": saved.pca.as_ref().map(|p| p.n_components()),
         "seconds": seconds,
         "version": env!("CARGO_PKG_VERSION"),
@@ -104,8 +125,8 @@ pub fn run(args: PredictArgs) -> Result<(), CliError> {
     println!(
         "predict ({}): N = {}, K = {}, {seconds:.3} s; results in {}",
         saved.algo,
-        z.n_rows(),
-        z.n_cols(),
+        n,
+        k,
         args.out.display()
     );
     Ok(())

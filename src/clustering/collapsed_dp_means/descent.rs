@@ -475,7 +475,6 @@ impl Partition {
             .min()
             .unwrap_or(1);
         let mut moves = 0;
-        let mut candidates = Vec::new();
         for (i, &n) in order.iter().enumerate() {
             // The rows come in a random order: start loading the row after next, its label
             // and its bounds.
@@ -592,23 +591,15 @@ impl Partition {
                 }
                 quad.score(&mut search, xn, means, &factor);
             } else {
-                // No table (too many slots): every live cluster is scored, four at a time
-                // (`sq_dist4`: the bits of `sq_dist`).
-                candidates.clear();
-                candidates.extend((0..factor.len()).filter(|&b| b != a && factor[b] > 0.0));
+                // No table (too many slots): every live cluster is scored, four at a time.
+                let mut quad = Quad::default();
                 let xn = x.row(n);
-                let mut quads = candidates.chunks_exact(4);
-                for q in &mut quads {
-                    let m = |t: usize| self.means.row(q[t]);
-                    let dist = sq_dist4([xn; 4], [m(0), m(1), m(2), m(3)]);
-                    for (&b, dist) in q.iter().zip(dist) {
-                        search.scored(b, factor[b] * dist, dist.sqrt());
+                for b in (0..factor.len()).filter(|&b| b != a && factor[b] > 0.0) {
+                    if quad.push(b) {
+                        quad.score(&mut search, xn, &self.means, &factor);
                     }
                 }
-                for &b in quads.remainder() {
-                    let dist = sq_dist(xn, self.means.row(b));
-                    search.scored(b, factor[b] * dist, dist.sqrt());
-                }
+                quad.score(&mut search, xn, &self.means, &factor);
             }
             let mut best = search.best.map(Some);
             // A singleton moving to a new cluster changes nothing, so only others may open one.

@@ -43,6 +43,9 @@ pub(crate) struct Partition {
     /// Tables dropped in the middle of a sweep, as openings passed `table_max_slots`.
     #[cfg(test)]
     dropped_tables: usize,
+    /// Tables kept from the sweep before, and tables rebuilt because they were stale.
+    #[cfg(test)]
+    kept_tables: (usize, usize),
     /// Searches that went on into the unsorted tail of a neighbour list.
     #[cfg(test)]
     tails: usize,
@@ -73,13 +76,17 @@ struct RowBounds {
 /// The distances between the live means that the sweeps' triangle bounds start from, with
 /// how far each mean has moved since (`shift`, displacements summed): a bound from the table
 /// subtracts both shifts, so it holds however stale the table is. A sweep keeps the table of
-/// the sweep before unless a mean moved by more than `REBUILD_SHIFT` of the distance between
-/// the two closest means (bounds would be loose), a cluster was opened since (it has no place
-/// in the nearest-first lists and is scored for every row), or a merge or split dropped it.
+/// the sweep before unless the searches have paid for its staleness more than a new table
+/// costs ([`MeanTable::stale`]), a cluster was opened since (it has no place in the
+/// nearest-first lists and is scored for every row), or a merge or split dropped it.
 /// Building it costs O(K² D), more than a sweep whose rows mostly stay once K is in the
-/// thousands. (Measured on 200 000 × 50 blobs at P = 150, K up to 2 861: a rule that kept
-/// tables longer, up to 1/4 of the median nearest-mean distance and 1/8 of K opened, was
-/// slower, 73.7 s against 65.6 s, as its looser bounds scored more candidates.)
+/// thousands. (Measured on 200 000 × 50 blobs at P = 150, one refined run, K = 3 317: the
+/// former rule, a rebuild once a mean moved by a tenth of the distance between the two
+/// closest means, rebuilt the table in nearly every sweep, 0.135 s each, while every
+/// searched row scored the same 32 candidates however stale the table; 46.1 s against
+/// 34.1 s with the rule of cost, the same moves. Keeping a table with opened clusters
+/// costs each searched row a read of `between` per opened cluster, a cache miss: kept for
+/// up to 64 opened, the sweeps took twice as long.)
 struct MeanTable {
     /// δ_ab, the distance between the means of slots a and b when the table was built (or
     /// when one of them was opened).
@@ -100,12 +107,38 @@ struct MeanTable {
     opened: Vec<usize>,
     shift: Vec<f64>,
     max_shift: f64,
-    /// The smallest δ between two live means when the table was built.
-    closest: f64,
+    /// Candidates scored per searched row in the table's first sweep.
+    first_rate: Option<f64>,
+    /// Candidates scored in the later sweeps beyond that rate, summed over the sweeps.
+    excess: f64,
+}
+
+impl MeanTable {
+    /// Whether the searches since the table's first sweep have done more work beyond that
+    /// sweep's rate per row than a new table costs, [`REBUILD_COST`] · K² candidates.
+    fn stale(&self, k: usize) -> bool {
+        self.excess > REBUILD_COST * (k * k) as f64
+    }
+
+    /// Counts a sweep's `work` (candidates scored, plus [`PASS_COST`] for each passed by its
+    /// bound) for its `searched` rows.
+    fn account(&mut self, searched: usize, work: f64) {
+        if searched == 0 {
+            return;
+        }
+        match self.first_rate {
+            None => self.first_rate = Some(work / searched as f64),
+            Some(rate) => self.excess += (work - rate * searched as f64).max(0.0),
+        }
+    }
 }
 
 /// See [`MeanTable`].
-const REBUILD_SHIFT: f64 = 0.1;
+const REBUILD_COST: f64 = 0.25;
+
+/// What passing a candidate by its bound costs, against scoring it (a bound from the list
+/// read in order, against a distance in D = 50 to a mean that may not be in cache).
+const PASS_COST: f64 = 1.0 / 16.0;
 
 /// Up to four clusters waiting to be scored against one row.
 #[derive(Default)]
@@ -343,6 +376,8 @@ impl Partition {
             #[cfg(test)]
             dropped_tables: 0,
             #[cfg(test)]
+            kept_tables: (0, 0),
+            #[cfg(test)]
             tails: 0,
         };
         for j in 0..k {
@@ -458,7 +493,18 @@ impl Partition {
         k_max: usize,
     ) -> usize {
         let mut table = match self.table.take() {
-            Some(t) if t.opened.is_empty() && t.max_shift <= REBUILD_SHIFT * t.closest => Some(t),
+            Some(t) if t.opened.is_empty() && !t.stale(self.k()) => {
+                #[cfg(test)]
+                {
+                    self.kept_tables.0 += 1;
+                }
+                Some(t)
+            }
+            #[cfg(test)]
+            Some(t) if t.opened.is_empty() && self.counts.len() <= self.table_max_slots => {
+                self.kept_tables.1 += 1;
+                Some(self.mean_table())
+            }
             _ if self.counts.len() <= self.table_max_slots => Some(self.mean_table()),
             _ => None,
         };
@@ -477,6 +523,9 @@ impl Partition {
             .min()
             .unwrap_or(1);
         let mut moves = 0;
+        // Rows searched and candidates scored with the table (see `MeanTable::stale`).
+        let (mut searched, mut scored) = (0usize, 0usize);
+        let mut passed = 0usize;
         for (i, &n) in order.iter().enumerate() {
             // The rows come in a random order: start loading the row after next, its label
             // and its bounds.
@@ -531,6 +580,7 @@ impl Partition {
             let opens = may_open && penalty < stay;
             let mut search = Search::new(stay);
             if let Some(t) = &table {
+                searched += 1;
                 let reach = to_own + t.shift[a];
                 // Clusters the bound does not pass wait in `quad` and are scored four at a
                 // time; the bounds meanwhile compare with the best cost before them, which
@@ -542,9 +592,13 @@ impl Partition {
                     let f = factor[b];
                     let bound = ab - reach - t.shift[b] - 1e-12 * (ab + reach + t.shift[b]);
                     if bound > 0.0 && f * bound * bound >= search.best_cost {
+                        passed += 1;
                         search.passed(b, bound);
-                    } else if quad.push(b) {
-                        quad.score(search, xn, means, &factor);
+                    } else {
+                        scored += 1;
+                        if quad.push(b) {
+                            quad.score(search, xn, means, &factor);
+                        }
                     }
                 };
                 if t.fresh[a] || a >= t.neighbours.len() {
@@ -693,6 +747,9 @@ impl Partition {
                 second,
             };
         }
+        if let Some(t) = &mut table {
+            t.account(searched, scored as f64 + PASS_COST * passed as f64);
+        }
         self.table = table;
         moves
     }
@@ -727,10 +784,6 @@ impl Partition {
                 (list, dists)
             })
             .collect();
-        let closest = (0..k0)
-            .filter(|&a| live(a))
-            .filter_map(|a| rows[a].1.first().copied())
-            .fold(f64::INFINITY, f64::min);
         let mut neighbours = Vec::with_capacity(k0);
         let mut neighbour_between = Vec::with_capacity(k0);
         for (list, dists) in rows {
@@ -746,7 +799,8 @@ impl Partition {
             opened: Vec::new(),
             shift: vec![0.0; k0],
             max_shift: 0.0,
-            closest,
+            first_rate: None,
+            excess: 0.0,
         }
     }
 
@@ -1146,7 +1200,7 @@ mod tests {
     #[test]
     fn pruned_sweeps_move_exactly_as_unpruned_ones() {
         let (mut skipped, mut without_table, mut dropped) = (0, 0, 0);
-        let mut tails = 0;
+        let (mut tails, mut kept, mut stale) = (0, 0, 0);
         for seed in 0..90u64 {
             let mut rng = ChaCha8Rng::seed_from_u64(seed);
             let (n, d, k) = (80, 1 + (seed as usize % 3), 1 + (seed as usize % 7));
@@ -1196,10 +1250,16 @@ mod tests {
             skipped += p.bounds.skipped.1;
             dropped += p.dropped_tables;
             tails += p.tails;
+            kept += p.kept_tables.0;
+            stale += p.kept_tables.1;
         }
         eprintln!(
             "skipped {skipped}, sweeps without a table {without_table}, dropped {dropped}, \
-             searches into unsorted tails {tails}"
+             searches into unsorted tails {tails}, tables kept {kept}, rebuilt as stale {stale}"
+        );
+        assert!(
+            kept > 100 && stale > 20,
+            "tables kept {kept}, rebuilt as stale {stale}"
         );
         assert!(
             tails > 1000,

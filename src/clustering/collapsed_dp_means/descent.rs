@@ -500,6 +500,7 @@ impl Partition {
                 }
                 Some(t)
             }
+            // A stale table, rebuilt as the arm below would, but counted for the tests.
             #[cfg(test)]
             Some(t) if t.opened.is_empty() && self.counts.len() <= self.table_max_slots => {
                 self.kept_tables.1 += 1;
@@ -754,9 +755,10 @@ impl Partition {
         moves
     }
 
-    /// The table of distances between the live means, built now: each slot's row of
-    /// distances and its nearest-first list on its own, the rows in parallel (the bits do
-    /// not depend on the threads: ‖x̄_a − x̄_b‖ is the same sum either way round).
+    /// The table of distances between the live means, built now: the distances by
+    /// [`Partition::mean_distances`], then each slot's nearest-first list on its own, the
+    /// slots in parallel (each list depends on its row only, so the bits do not depend on
+    /// the threads).
     fn mean_table(&self) -> MeanTable {
         let k0 = self.counts.len();
         let live = |b: usize| self.counts[b] > 0;

@@ -4,7 +4,8 @@ Data: numpy blobs as in `compare_lloyd.py` (100 centres uniform in [-10, 10]^D, 
 deviation `--std`), written once as raw f64 and read by both sides. pdc-dp-means:
 `DPMeans(n_clusters=1, n_init=R, delta=λ², max_iter=300)` (its `delta` is compared with the
 squared distance, so it is λ²; it seeds every run by k-means++ with one centre); madbayes:
-`bench_clustering dp` with R restarts (its defaults, and `--plain true`, the paper's algorithm).
+`bench_clustering dp` with R restarts (its defaults, and `--plain true`, the paper's algorithm), and side
+`auto`: its defaults without `--restarts` (the library's number of runs for the data's size).
 Both objectives are recomputed here the same way: Σ_n ‖x_n − μ_{z_n}‖² + λ²·K for pdc from its
 labels and centres; madbayes reports its own (the same formula). Wall and CPU time per fit.
 
@@ -51,8 +52,11 @@ def pdc_fit(x, penalty, restarts, seed):
 
 
 def madbayes_fit(binary, path, n, d, penalty, restarts, threads, plain):
+    """`restarts` None: the library's number of runs for data of this size."""
     cmd = [binary, "dp", "--x", path, "--n", str(n), "--d", str(d), "--penalty", str(penalty),
-           "--threads", str(threads), "--restarts", str(restarts), "--plain", str(plain).lower()]
+           "--threads", str(threads), "--plain", str(plain).lower()]
+    if restarts is not None:
+        cmd += ["--restarts", str(restarts)]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     r = json.loads(out.strip().splitlines()[-1])
     r["side"] = "madbayes plain" if plain else "madbayes"
@@ -72,8 +76,9 @@ def main():
     ap.add_argument("--restarts", type=int, default=10)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--sides", default="madbayes,plain,pdc",
-                    help="any of madbayes, plain, pdc, before (defaults of --before), "
-                         "before-plain (--plain of --before)")
+                    help="any of madbayes (defaults, --restarts R), auto (defaults, the "
+                         "library's restarts for the data's size), plain, pdc, before "
+                         "(defaults of --before), before-plain (--plain of --before)")
     ap.add_argument("--before", help="an older bench_clustering, for a before/after row")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -87,6 +92,9 @@ def main():
                 plain = side == "before-plain"
                 r = madbayes_fit(a.before, path, a.n, a.d, p, a.restarts, a.threads, plain)
                 r["side"] = "madbayes before" + (" plain" if plain else "")
+            elif side == "auto":
+                r = madbayes_fit(a.binary, path, a.n, a.d, p, None, a.threads, False)
+                r["side"] = "madbayes auto"
             else:
                 r = madbayes_fit(a.binary, path, a.n, a.d, p, a.restarts, a.threads,
                                  side == "plain")

@@ -14,9 +14,10 @@
 //!          Greedy k-means++ seeding alone (row norms included) on data read as for
 //!          `lloyd`; M seeds (default 1) from `--seed` on, R timed fits of each; the
 //!          potential Σ_n min_j ‖x_n − c_j‖² of every seed.
-//! dp       --x FILE --n N --d D --penalty P --threads T --restarts R [--plain B] [--seed S]
-//!          One DP-means fit of R restarts (the defaults, or the paper's algorithm with
-//!          `--plain true`) on data read as for `lloyd`; wall and CPU time, K, the objective
+//! dp       --x FILE --n N --d D --penalty P --threads T [--restarts R] [--plain B] [--seed S]
+//!          One DP-means fit of R restarts (without `--restarts`, the library's number for
+//!          data of this size; the defaults, or the paper's algorithm with `--plain true`) on
+//!          data read as for `lloyd`; wall and CPU time, the runs made, K, the objective
 //!          Σ‖x − μ‖² + P·K and the sweeps of the best run.
 //! memory   --algo kmeans|dpmeans --n N --d D --k K --std S --penalty P --max-iter M
 //!          Blobs generated here, one fit, then peak RSS (VmHWM) against the data's size.
@@ -186,11 +187,13 @@ fn cmd_seed(a: &Args) -> Res<()> {
 fn cmd_dp(a: &Args) -> Res<()> {
     let (n, d): (usize, usize) = (a.get("n")?, a.get("d")?);
     let penalty: f64 = a.get("penalty")?;
-    let (threads, restarts, seed): (usize, usize, u64) =
-        (a.get("threads")?, a.get("restarts")?, a.get_or("seed", 0)?);
+    let (threads, seed): (usize, u64) = (a.get("threads")?, a.get_or("seed", 0)?);
     let plain: bool = a.get_or("plain", false)?;
     let x = read_f64(a.str("x")?, n, d)?;
-    let mut p = DpMeans::params(penalty).restarts(restarts).seed(seed);
+    let mut p = DpMeans::params(penalty).seed(seed);
+    if a.has("restarts") {
+        p = p.restarts(a.get("restarts")?);
+    }
     if plain {
         p = p.plain();
     }
@@ -201,6 +204,7 @@ fn cmd_dp(a: &Args) -> Res<()> {
     let fit = pool.install(|| p.fit(&x))?;
     let wall = t.elapsed().as_secs_f64();
     let cpu = cpu_seconds() - c0;
+    let restarts = fit.run_objectives().len();
     println!(
         "{{\"cmd\":\"dp\",\"n\":{n},\"d\":{d},\"penalty\":{penalty},\"restarts\":{restarts},\"plain\":{plain},\"threads\":{threads},\"wall_s\":{wall:.4},\"cpu_s\":{cpu:.4},\"k\":{},\"objective\":{:e},\"n_iter\":{}}}",
         fit.k(),

@@ -1,6 +1,7 @@
 //! The read-back getters of every algorithm's checked parameters return what the builder
 //! was given (the Python package takes its defaults from them).
 
+use crate::clustering::dp_means::{DEFAULT_RESTARTS, LARGE_DATA_RESTARTS};
 use crate::clustering::{CollapsedDpMeans, DpMeans, KMeans, Mahalanobis};
 use crate::features::{BpMeans, FeatureSeeding, KFeatures};
 use crate::ibp::{IbpKind, IbpSampler, Meibp};
@@ -26,8 +27,15 @@ fn clustering_parameters_read_back() {
         assert_eq!(p.penalty(), 2.5);
         assert_eq!(
             (p.k_max(), p.restarts(), p.max_iter(), p.seed(), p.refine()),
-            (Some(3), 5, 6, 8, true)
+            (Some(3), Some(5), 6, 8, true)
         );
+        assert_eq!(p.restarts_for(100_000, 10), 5);
+    }
+    for b in [DpMeans::params(2.5), CollapsedDpMeans::params(2.5)] {
+        let p = b.check().unwrap();
+        assert_eq!(p.restarts(), None);
+        assert_eq!(p.restarts_for(20_000, 10), DEFAULT_RESTARTS);
+        assert_eq!(p.restarts_for(20_001, 10), LARGE_DATA_RESTARTS);
     }
     let m = Mahalanobis::params(2, 3.0)
         .reg(0.5)

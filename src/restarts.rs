@@ -90,17 +90,7 @@ where
     T: RunOutcome,
     F: Fn(usize, &mut ChaCha8Rng) -> T + Sync,
 {
-    assert!(runs > 0, "best_of_runs needs at least one run");
-    observer.start(runs);
-    let outcomes: Vec<T> = (0..runs)
-        .into_par_iter()
-        .map(|i| {
-            let mut rng = run_rng(seed, i as u64);
-            let out = run(i, &mut rng);
-            observer.run_finished();
-            out
-        })
-        .collect();
+    let outcomes = all_runs(runs, seed, observer, run);
     let run_objectives: Vec<f64> = outcomes.iter().map(RunOutcome::objective).collect();
     let best_run = best_index(&run_objectives);
     let best = outcomes.into_iter().nth(best_run).expect("index in range");
@@ -109,6 +99,29 @@ where
         best_run,
         run_objectives,
     }
+}
+
+/// Runs `run(i, rng_i)` for `i in 0..runs` in parallel on the current rayon pool and returns
+/// every outcome, in run order (the same on any pool size).
+///
+/// # Panics
+/// When `runs == 0` (validated parameters never allow it).
+pub fn all_runs<T, F>(runs: usize, seed: u64, observer: &dyn Observer, run: F) -> Vec<T>
+where
+    T: Send,
+    F: Fn(usize, &mut ChaCha8Rng) -> T + Sync,
+{
+    assert!(runs > 0, "a fit needs at least one run");
+    observer.start(runs);
+    (0..runs)
+        .into_par_iter()
+        .map(|i| {
+            let mut rng = run_rng(seed, i as u64);
+            let out = run(i, &mut rng);
+            observer.run_finished();
+            out
+        })
+        .collect()
 }
 
 /// Index of the lowest value, ties to the lowest index, NaN last.

@@ -2,6 +2,7 @@
 //! kind of bad input (one-line message, exit status 2, nothing left in the output folder).
 
 use madbayes::Fit;
+use madbayes::clustering::dp_means;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -99,6 +100,7 @@ fn dp_means_writes_a_complete_result() {
     assert_eq!(summary["d"], 2);
     assert_eq!(summary["k"], 3);
     assert_eq!(summary["penalty"], 9.0);
+    assert_eq!(summary["restarts"], dp_means::DEFAULT_RESTARTS);
     let labels: Vec<usize> = fs::read_to_string(out.join("labels.csv"))
         .unwrap()
         .lines()
@@ -153,6 +155,39 @@ fn dp_means_writes_a_complete_result() {
     assert!(names.iter().any(|n| n == "model.json"), "{names:?}");
     assert!(names.iter().any(|n| n == ".madbayes-result"), "{names:?}");
     assert!(names.iter().any(|n| n == "trace.png"), "{names:?}");
+}
+
+/// Without --restarts, DP-means on data of more than 200 000 values makes
+/// `LARGE_DATA_RESTARTS` runs, and the summary says how many runs it made; a number given is
+/// taken as it is.
+#[test]
+fn dp_means_restarts_follow_the_data_size_unless_given() {
+    let d = tmp();
+    let x = madbayes::generate::gaussian_blobs(20_001, 10, 20, 10.0, 1.0, 3).x;
+    assert!(x.n_rows() * x.n_cols() > dp_means::REFINE_EVERY_RUN_MAX_VALUES);
+    let input = d.path().join("big.csv");
+    let mut text = String::new();
+    for row in x.rows() {
+        let cells: Vec<String> = row.iter().map(|v| v.to_string()).collect();
+        text.push_str(&cells.join(","));
+        text.push('\n');
+    }
+    fs::write(&input, text).unwrap();
+    for (algo, flags, runs) in [
+        ("dp-means", vec![], dp_means::LARGE_DATA_RESTARTS),
+        ("collapsed-dp-means", vec![], dp_means::LARGE_DATA_RESTARTS),
+        ("dp-means", vec!["--restarts", "3"], 3),
+    ] {
+        let out = d.path().join(format!("{algo}{}", flags.len()));
+        let mut extra = vec!["--algo", algo, "--penalty", "400"];
+        extra.extend_from_slice(&flags);
+        let o = fit(&input, &out, &extra);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let summary: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+        assert_eq!(summary["restarts"], runs, "{algo} {flags:?}");
+        assert!(summary["best_run"].as_u64().unwrap() < runs as u64);
+    }
 }
 
 #[test]

@@ -58,6 +58,15 @@ def _count(name, value, minimum=1):
     return int(value)
 
 
+def _runs_or_auto(name, value):
+    """A number of runs, or None for "auto" (the library chooses by the data's size)."""
+    if isinstance(value, str) and value == "auto":
+        return None
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+        raise ValueError(f'{name} must be "auto" or an integer >= 1, got {value!r}')
+    return int(value)
+
+
 def _optional_count(name, value):
     return None if value is None else _count(name, value)
 

@@ -11,6 +11,7 @@ from ._base import (
     _flag,
     _optional_count,
     _positive,
+    _runs_or_auto,
     _seed,
     _too_few_rows,
     _tri_state,
@@ -140,7 +141,7 @@ class _PenaltyClustering(_Clustering):
             _positive("penalty", self.penalty),
             self._collapsed,
             _optional_count("max_clusters", self.max_clusters),
-            _count("n_init", self.n_init),
+            _runs_or_auto("n_init", self.n_init),
             _count("max_iter", self.max_iter),
             _seed(self.random_state),
             _tri_state("refine", self.refine),
@@ -164,14 +165,17 @@ _PENALTY_DOC = """
         value used is ``penalty_``.
     max_clusters : int or None, default from the library
         A cap on K (capped DP-means, MAD-Bayes Eq. 12); None for no cap.
-    n_init : int, default from the library
+    n_init : int or "auto", default="auto"
         Runs, each visiting the rows in its own random order; the lowest objective wins.
+        "auto": 10 on data of at most 200 000 values (rows x columns), 2 on larger data
+        (there a refinement costs many runs, and which run is best before it says nothing
+        about which is best after; docs/defaults.md).
     max_iter : int, default from the library
         Sweep cap of each run.
     refine : bool or None, default=None
         After a run converges, keep descending with exact single-row moves, merges and
         splits, accepting only what lowers the objective: every run on data of at most
-        200 000 values (rows x columns), only the best run on larger data. None: the
+        200 000 values (rows x columns), only the best two runs on larger data. None: the
         library's default (on, unless ``plain``; ``DEFAULTS[...]["refine"]``). The command
         line's ``--refine``.
     plain : bool, default=False

@@ -260,7 +260,11 @@ fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     ] {
         let p = p.check().map_err(param_error)?;
         let d = PyDict::new(py);
-        d.set_item("n_init", p.restarts())?;
+        // No number: the library chooses by the data's size ("auto", as scikit-learn's).
+        match p.restarts() {
+            Some(r) => d.set_item("n_init", r)?,
+            None => d.set_item("n_init", "auto")?,
+        }
         d.set_item("max_iter", p.max_iter())?;
         d.set_item("random_state", p.seed())?;
         // What `refine=None` means: the library's default.
@@ -417,7 +421,7 @@ fn fit_kmeans<'py>(
     clustering_dict(py, x, &fit, secs)
 }
 
-/// DP-means or collapsed DP-means.
+/// DP-means or collapsed DP-means; `n_init` None lets the library choose by the data's size.
 #[pyfunction]
 #[pyo3(signature = (x, penalty, collapsed, max_clusters, n_init, max_iter, seed, refine, plain, n_jobs, progress=None))]
 #[allow(clippy::too_many_arguments)]
@@ -427,7 +431,7 @@ fn fit_dp_means<'py>(
     penalty: Option<f64>,
     collapsed: bool,
     max_clusters: Option<usize>,
-    n_init: usize,
+    n_init: Option<usize>,
     max_iter: usize,
     seed: u64,
     refine: Option<bool>,
@@ -450,9 +454,12 @@ fn fit_dp_means<'py>(
     if let Some(r) = refine {
         builder = builder.refine(r);
     }
+    // None ("auto"): the library chooses by the data's size.
+    if let Some(r) = n_init {
+        builder = builder.restarts(r);
+    }
     let p = builder
         .k_max(max_clusters)
-        .restarts(n_init)
         .max_iter(max_iter)
         .seed(seed)
         .check()

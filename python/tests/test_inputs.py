@@ -120,6 +120,8 @@ def test_wrong_width_at_predict(est, blobs):
         (madbayes.KMeans(n_clusters=0), "n_clusters must be an integer >= 1"),
         (madbayes.KMeans(n_clusters=200), "n_samples=90 should be >= n_clusters=200"),
         (madbayes.BPMeans(n_init=0), "n_init must be an integer >= 1"),
+        (madbayes.DPMeans(n_init=0), 'n_init must be "auto" or an integer >= 1'),
+        (madbayes.CollapsedDPMeans(n_init="many"), 'n_init must be "auto" or an integer >= 1'),
         (madbayes.KFeatures(max_iter=0), "max_iter must be an integer >= 1"),
         (madbayes.IBPSampler(method="gibbs"), "method must be"),
         (madbayes.IBPSampler(window=2, method="collapsed"), "window does not apply"),
@@ -192,6 +194,23 @@ def test_defaults_come_from_the_library():
     assert d["ibp"]["tuned"]["anneal"] == 0.25 and d["ibp"]["plain"]["anneal"] == 0.0
     assert madbayes.MEIBP().max_iter == d["meibp"]["max_iter"]
     assert madbayes.MahalanobisClustering().reg == d["mahalanobis"]["reg"]
+
+
+def test_dp_means_runs_by_the_data_size_unless_given(blobs):
+    """n_init="auto" (the default): 10 runs on data of at most 200 000 values, 2 above, each
+    refined; a number is taken as given."""
+    assert madbayes.DPMeans().n_init == "auto" == madbayes.CollapsedDPMeans().n_init
+    small = madbayes.DPMeans(penalty=3.0).fit(blobs[0])
+    assert len(small.run_objectives_) == 10
+    rng = np.random.default_rng(3)
+    centres = rng.uniform(-10.0, 10.0, size=(20, 10))
+    big = centres[rng.integers(0, 20, size=20_001)] + rng.standard_normal((20_001, 10))
+    auto = madbayes.DPMeans(penalty=400.0, n_jobs=1).fit(big)
+    assert len(auto.run_objectives_) == 2
+    two = madbayes.DPMeans(penalty=400.0, n_init=2, n_jobs=2).fit(big)
+    np.testing.assert_array_equal(auto.labels_, two.labels_)
+    assert auto.objective_ == two.objective_
+    assert len(madbayes.DPMeans(penalty=400.0, n_init=3, plain=True).fit(big).run_objectives_) == 3
 
 
 def test_clone_params_pipeline_and_grid_search(blobs):

@@ -12,7 +12,7 @@ use super::saved::{self, AnyModel, SavedLayout};
 use super::{CliError, check_memory, check_threads, with_threads};
 use madbayes::clustering::{
     Clustering, CollapsedDpMeans, DpMeans, DpMeansValidParams, KMeans, KMeansValidParams,
-    Mahalanobis, MahalanobisClustering, MahalanobisValidParams,
+    Mahalanobis, MahalanobisClustering, MahalanobisValidParams, dp_means,
 };
 use madbayes::error::check_data;
 use madbayes::eval::{FeaturePredictor, Holdout, predict_hidden_cluster};
@@ -164,8 +164,9 @@ pub struct RunOptions {
     #[arg(long)]
     pub k: Option<usize>,
     /// Independent runs; the lowest objective wins (default: the library's for the
-    /// algorithm, 10 for every one; the IBP methods run one chain, and --init bp-means
-    /// takes this many BP-means runs).
+    /// algorithm, 10 for every one except dp-means and collapsed-dp-means on data of more
+    /// than 200 000 values, rows × columns, where it is 2, both refined; the IBP methods run
+    /// one chain, and --init bp-means takes this many BP-means runs).
     #[arg(long)]
     pub restarts: Option<usize>,
     /// Seed of all randomness (run i uses stream i of it).
@@ -220,8 +221,18 @@ impl std::ops::Deref for FitArgs {
 }
 
 impl FitArgs {
+    /// The runs a fit of N × D data makes: `--restarts`, or the library's default for the
+    /// algorithm on such data (DP-means' depends on the data's size).
+    pub fn restarts_for(&self, n: usize, d: usize) -> usize {
+        match (self.restarts, self.algo) {
+            (None, Algo::DpMeans | Algo::CollapsedDpMeans) => dp_means::default_restarts(n, d),
+            _ => self.restarts(),
+        }
+    }
+
     /// `--restarts`, or the library's default for the algorithm (the IBP methods: that of
-    /// the feature family, for `--init bp-means`).
+    /// the feature family, for `--init bp-means`; DP-means: its default on small data, the
+    /// most it makes, which [`Self::restarts_for`] refines).
     pub fn restarts(&self) -> usize {
         self.restarts.unwrap_or(
             self.algo
@@ -471,10 +482,14 @@ pub(super) fn check_params(args: &FitArgs) -> Result<Checked, CliError> {
             } else {
                 CollapsedDpMeans::params(penalty()?)
             };
+            // Without --restarts the library chooses by the data's size.
+            let builder = match args.restarts {
+                Some(r) => builder.restarts(r),
+                None => builder,
+            };
             Checked::Dp(
                 builder
                     .k_max(args.k)
-                    .restarts(args.restarts())
                     .max_iter(args.max_iter())
                     .seed(args.seed)
                     .refine(args.refines())
@@ -867,7 +882,7 @@ fn summary_json(args: &FitArgs, x: &RowMatrix, fitted: &Fitted, seconds: f64) ->
         "refine": args.refines(),
         "plain": args.plain,
         "seeding": (args.algo.family() == Family::Features).then(|| args.seeding.map_or(FeatureSeeding::default(), Seeding::library).name()),
-        "restarts": args.restarts(),
+        "restarts": args.restarts_for(x.n_rows(), x.n_cols()),
         "seed": args.seed,
         "threads": args.threads,
         "max_iter": args.max_iter(),

@@ -271,7 +271,7 @@ pub fn run(args: PathArgs) -> Result<(), CliError> {
         "n": x.n_rows(),
         "d": x.n_cols(),
         "pca": args.pca,
-        "restarts": fit0.restarts(),
+        "restarts": fit0.restarts_for(x.n_rows(), x.n_cols()),
         "seed": args.seed,
         "k_max": args.k,
         "refine": fit0.refines(),

@@ -62,9 +62,10 @@ impl Clustering {
     }
 
     /// Final objective of every restart, in restart order. When DP-means refines only the best
-    /// restart (data above [`REFINE_EVERY_RUN_MAX_VALUES`](crate::clustering::dp_means::REFINE_EVERY_RUN_MAX_VALUES)
-    /// values), the winner's entry is its refined objective and the others' those of the
-    /// paper's algorithm.
+    /// restarts (more than [`LARGE_DATA_RESTARTS`](crate::clustering::dp_means::LARGE_DATA_RESTARTS)
+    /// of them on data above [`REFINE_EVERY_RUN_MAX_VALUES`](crate::clustering::dp_means::REFINE_EVERY_RUN_MAX_VALUES)
+    /// values), the refined runs' entries are their refined objectives and the others' those
+    /// of the paper's algorithm.
     pub fn run_objectives(&self) -> &[f64] {
         &self.run_objectives
     }

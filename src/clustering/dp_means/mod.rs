@@ -17,6 +17,7 @@ mod sweep;
 
 pub use params::{
     CollapsedDpMeans, DEFAULT_MAX_ITER, DEFAULT_RESTARTS, DpMeans, DpMeansParams,
-    DpMeansValidParams, DpVariant, REFINE_EVERY_RUN_MAX_VALUES, random_order,
+    DpMeansValidParams, DpVariant, LARGE_DATA_RESTARTS, REFINE_EVERY_RUN_MAX_VALUES,
+    default_restarts, random_order,
 };
 pub use sweep::dp_means_run;

@@ -4,11 +4,14 @@ use super::dp_means_run;
 use crate::MatrixView;
 use crate::clustering::center::{prepare, shift_means};
 use crate::clustering::collapsed_dp_means::{collapsed_dp_means_run, refine};
-use crate::clustering::model::Clustering;
+use crate::clustering::model::{ClusterRun, Clustering};
 use crate::error::{FitError, ParamError, check_data, check_penalty};
 use crate::model::Fit;
-use crate::restarts::{Observer, best_of_runs, random_permutation, run_rng};
+use crate::restarts::{
+    Best, Observer, all_runs, best_index, best_of_runs, random_permutation, run_rng,
+};
 use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
 
 /// Which DP-means algorithm to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,17 +22,27 @@ pub enum DpVariant {
     Collapsed,
 }
 
-/// Restarts of DP-means and collapsed DP-means unless [`DpMeansParams::restarts`] says
-/// otherwise (measurements: `docs/defaults.md`).
+/// Restarts of DP-means and collapsed DP-means on data of at most
+/// [`REFINE_EVERY_RUN_MAX_VALUES`] values, unless [`DpMeansParams::restarts`] says otherwise
+/// (measurements: `docs/defaults.md`).
 pub const DEFAULT_RESTARTS: usize = 10;
+/// Restarts on larger data unless [`DpMeansParams::restarts`] says otherwise, and with the
+/// refinement on, how many of the best paper runs are refined there. Measured
+/// (docs/defaults.md, "DP-means: restarts on large data"): there a refinement costs 6–37 times
+/// a paper run, and which paper run is best says nothing about which refined run is, so more
+/// paper runs before the refinement buy nothing on average, while the better of two refined
+/// runs ends 0.003–0.012 % lower than one; two refinements side by side take one
+/// refinement's time on two threads.
+pub const LARGE_DATA_RESTARTS: usize = 2;
 /// Sweep cap of each run unless [`DpMeansParams::max_iter`] says otherwise.
 pub const DEFAULT_MAX_ITER: usize = 300;
 /// With the refinement on, data of at most this many values (N·D) have every restart refined
-/// and the best refined run kept; larger data have every restart run the paper's algorithm and
-/// only the best of those refined. Measured (docs/defaults.md, "DP-means: which runs are
-/// refined"): above the bound a refinement cost 1.4–78 times a plain run (seconds on 10⁶
-/// values and more) and refining every run ended at most 0.053 % lower; below it a
-/// refinement takes milliseconds and refining every run ended up to 0.22 % lower.
+/// and the best refined run kept; on larger data every restart runs the paper's algorithm and
+/// only the best [`LARGE_DATA_RESTARTS`] of those are refined. Measured (docs/defaults.md,
+/// "DP-means: which runs are refined"): above the bound a refinement cost 1.4–78 times a
+/// plain run (seconds on 10⁶ values and more) and refining every run ended at most 0.053 %
+/// lower; below it a refinement takes milliseconds and refining every run ended up to 0.22 %
+/// lower.
 pub const REFINE_EVERY_RUN_MAX_VALUES: usize = 200_000;
 
 /// Entry point: `DpMeans::params(penalty)`.
@@ -40,9 +53,10 @@ pub struct CollapsedDpMeans;
 
 impl DpMeans {
     /// DP-means with penalty P = λ² (the cost of one more cluster). Defaults: no cap on K,
-    /// [`DEFAULT_RESTARTS`] restarts (each visits the rows in its own random order), at most
-    /// [`DEFAULT_MAX_ITER`] sweeps, seed 0, refinement on; [`DpMeansParams::plain`] gives
-    /// the paper's algorithm.
+    /// [`DEFAULT_RESTARTS`] restarts (each visits the rows in its own random order), or
+    /// [`LARGE_DATA_RESTARTS`] on data of more than [`REFINE_EVERY_RUN_MAX_VALUES`] values,
+    /// at most [`DEFAULT_MAX_ITER`] sweeps, seed 0, refinement on; [`DpMeansParams::plain`]
+    /// gives the paper's algorithm.
     pub fn params(penalty: f64) -> DpMeansParams {
         DpMeansParams::new(penalty, DpVariant::Sweeps)
     }
@@ -65,7 +79,8 @@ pub struct DpMeansValidParams {
     variant: DpVariant,
     penalty: f64,
     k_max: Option<usize>,
-    restarts: usize,
+    /// None: [`DEFAULT_RESTARTS`] or [`LARGE_DATA_RESTARTS`], by the data's size.
+    restarts: Option<usize>,
     max_iter: usize,
     seed: u64,
     refine: bool,
@@ -77,7 +92,7 @@ impl DpMeansParams {
             variant,
             penalty,
             k_max: None,
-            restarts: DEFAULT_RESTARTS,
+            restarts: None,
             max_iter: DEFAULT_MAX_ITER,
             seed: 0,
             refine: true,
@@ -88,9 +103,10 @@ impl DpMeansParams {
         self.0.k_max = k;
         self
     }
-    /// Number of independent runs; the lowest objective wins.
+    /// Number of independent runs; the lowest objective wins. Without it, the number is
+    /// chosen by the data's size ([`DEFAULT_RESTARTS`], [`LARGE_DATA_RESTARTS`]).
     pub fn restarts(mut self, r: usize) -> Self {
-        self.0.restarts = r;
+        self.0.restarts = Some(r);
         self
     }
     /// Sweep cap of each run.
@@ -108,7 +124,8 @@ impl DpMeansParams {
     /// opens a cluster only for a point farther than √P from every mean, so clusters closer
     /// than that stay merged (on `madbayes demo`'s data at P = 50 it finds 3 of the 6
     /// clusters, refined all 6, in every restart). Every restart is refined on data of at
-    /// most [`REFINE_EVERY_RUN_MAX_VALUES`] values; on larger data only the best restart.
+    /// most [`REFINE_EVERY_RUN_MAX_VALUES`] values; on larger data only the best
+    /// [`LARGE_DATA_RESTARTS`] restarts.
     pub fn refine(mut self, on: bool) -> Self {
         self.0.refine = on;
         self
@@ -126,7 +143,7 @@ impl DpMeansParams {
         if p.k_max == Some(0) {
             return Err(ParamError::KZero(0));
         }
-        if p.restarts == 0 {
+        if p.restarts == Some(0) {
             return Err(ParamError::NoRestarts);
         }
         if p.max_iter == 0 {
@@ -172,44 +189,46 @@ impl DpMeansValidParams {
         let prepared = prepare(x);
         let x = prepared.data(x);
         let centred = &prepared.centred;
-        // Small data: every restart refined. Larger data: every restart runs the paper's
-        // algorithm and only the winner is refined, on the row order its run used
-        // ([`REFINE_EVERY_RUN_MAX_VALUES`]).
-        let every = self.refine && n * x.n_cols() <= REFINE_EVERY_RUN_MAX_VALUES;
-        let best_only = self.refine && !every;
+        let large = n.saturating_mul(x.n_cols()) > REFINE_EVERY_RUN_MAX_VALUES;
+        let restarts = self.restarts_for(n, x.n_cols());
+        // Small data, or no more runs than are refined on large data: every run refined as it
+        // ends. Otherwise every run is the paper's algorithm, and the best
+        // [`LARGE_DATA_RESTARTS`] of them are refined afterwards, each on the row order its run
+        // used.
+        let every = self.refine && (!large || restarts <= LARGE_DATA_RESTARTS);
+        let refined_after = if self.refine && !every {
+            LARGE_DATA_RESTARTS
+        } else {
+            0
+        };
         let counted = WithRefinement {
             inner: observer,
-            extra: usize::from(best_only),
+            extra: refined_after,
         };
-        let mut best = best_of_runs(self.restarts, self.seed, &counted, |_, rng| {
-            let order = random_order(n, rng);
-            match self.variant {
-                DpVariant::Sweeps => {
-                    let run = dp_means_run(
-                        x,
-                        &prepared.mean,
-                        self.penalty,
-                        k_max,
-                        self.max_iter,
-                        &order,
-                    );
-                    if every {
-                        refine(x, run, self.penalty, k_max, &order, self.max_iter)
-                    } else {
-                        run
-                    }
-                }
-                DpVariant::Collapsed => {
-                    collapsed_dp_means_run(x, self.penalty, k_max, self.max_iter, &order, every)
+        let run = |order: &[usize]| match self.variant {
+            DpVariant::Sweeps => {
+                let run =
+                    dp_means_run(x, &prepared.mean, self.penalty, k_max, self.max_iter, order);
+                if every {
+                    refine(x, run, self.penalty, k_max, order, self.max_iter)
+                } else {
+                    run
                 }
             }
-        });
-        if best_only {
-            let order = random_order(n, &mut run_rng(self.seed, best.best_run as u64));
-            best.best = refine(x, best.best, self.penalty, k_max, &order, self.max_iter);
-            best.run_objectives[best.best_run] = best.best.objective;
-            observer.run_finished();
-        }
+            DpVariant::Collapsed => {
+                collapsed_dp_means_run(x, self.penalty, k_max, self.max_iter, order, every)
+            }
+        };
+        let mut best = if refined_after == 0 {
+            best_of_runs(restarts, self.seed, &counted, |_, rng| {
+                run(&random_order(n, rng))
+            })
+        } else {
+            let runs = all_runs(restarts, self.seed, &counted, |_, rng| {
+                Some(run(&random_order(n, rng)))
+            });
+            self.refine_the_best(x, runs, refined_after, k_max, observer)
+        };
         if let Some((_, mu)) = &centred {
             shift_means(&mut best.best, mu);
         }
@@ -217,7 +236,74 @@ impl DpMeansValidParams {
     }
 }
 
-/// Passes a fit's progress on, counting the refinement of the best run as one more step.
+impl DpMeansValidParams {
+    /// The number of runs a fit of N × D data makes: [`DpMeansParams::restarts`], else
+    /// [`DEFAULT_RESTARTS`] on data of at most [`REFINE_EVERY_RUN_MAX_VALUES`] values and
+    /// [`LARGE_DATA_RESTARTS`] on larger data.
+    pub fn restarts_for(&self, n: usize, d: usize) -> usize {
+        self.restarts.unwrap_or(default_restarts(n, d))
+    }
+
+    /// Refines the `count` runs of lowest objective (ties: the lower run index), side by side,
+    /// each on the row order its run used, and keeps the best of all runs (ties: the lowest
+    /// index). A refined run's objective replaces its paper run's in `run_objectives`.
+    fn refine_the_best(
+        &self,
+        x: MatrixView<'_>,
+        mut runs: Vec<Option<ClusterRun>>,
+        count: usize,
+        k_max: usize,
+        observer: &dyn Observer,
+    ) -> Best<ClusterRun> {
+        let mut run_objectives: Vec<f64> = runs
+            .iter()
+            .map(|r| r.as_ref().expect("every run is there").objective)
+            .collect();
+        let mut ranked: Vec<usize> = (0..runs.len()).collect();
+        ranked.sort_by(|&a, &b| {
+            run_objectives[a]
+                .total_cmp(&run_objectives[b])
+                .then(a.cmp(&b))
+        });
+        let chosen: Vec<(usize, ClusterRun)> = ranked
+            .iter()
+            .take(count)
+            .map(|&i| (i, runs[i].take().expect("chosen once")))
+            .collect();
+        let n = x.n_rows();
+        let refined: Vec<(usize, ClusterRun)> = chosen
+            .into_par_iter()
+            .map(|(i, run)| {
+                let order = random_order(n, &mut run_rng(self.seed, i as u64));
+                let out = refine(x, run, self.penalty, k_max, &order, self.max_iter);
+                observer.run_finished();
+                (i, out)
+            })
+            .collect();
+        for (i, run) in refined {
+            run_objectives[i] = run.objective;
+            runs[i] = Some(run);
+        }
+        let best_run = best_index(&run_objectives);
+        Best {
+            best: runs[best_run].take().expect("the best run is kept"),
+            best_run,
+            run_objectives,
+        }
+    }
+}
+
+/// The restarts of a DP-means fit of N × D data when none are given: [`DEFAULT_RESTARTS`] on
+/// data of at most [`REFINE_EVERY_RUN_MAX_VALUES`] values, else [`LARGE_DATA_RESTARTS`].
+pub fn default_restarts(n: usize, d: usize) -> usize {
+    if n.saturating_mul(d) > REFINE_EVERY_RUN_MAX_VALUES {
+        LARGE_DATA_RESTARTS
+    } else {
+        DEFAULT_RESTARTS
+    }
+}
+
+/// Passes a fit's progress on, counting each refinement after the runs as one more step.
 struct WithRefinement<'a> {
     inner: &'a dyn Observer,
     extra: usize,
@@ -244,8 +330,9 @@ impl DpMeansValidParams {
     pub fn k_max(&self) -> Option<usize> {
         self.k_max
     }
-    /// Number of restarts.
-    pub fn restarts(&self) -> usize {
+    /// Number of restarts, if given; None: chosen by the data's size
+    /// ([`Self::restarts_for`]).
+    pub fn restarts(&self) -> Option<usize> {
         self.restarts
     }
     /// Sweep cap of each run.

@@ -65,12 +65,27 @@ struct RowBounds {
     /// Per slot: how far its mean has moved in all, displacements summed.
     travel: Vec<f64>,
     drift: f64,
+    /// Counts the moves (each move first advances it); rows and slots are stamped with it.
+    clock: u64,
+    /// Per slot: the clock when a change of some cluster last made it possible that a row
+    /// of this slot no longer stays ([`RowBounds::mark_zone`]).
+    marked: Vec<u64>,
+    /// The clock when every row last lost that guarantee (a new cluster, a merge, a change
+    /// whose zone was not worked out).
+    all_marked: u64,
+    /// Per slot: an upper bound on the distance of each of its rows to its mean.
+    radius: Vec<f64>,
+    /// At least every live slot's `radius`.
+    radius_max: f64,
     /// At most the smallest member count of any live cluster (so m_b/(m_b + 1) ≥
     /// min_count/(min_count + 1) for every b).
     min_count: usize,
     /// Rows passed over by the bound, and of those without a distance (for the tests).
     #[cfg(test)]
     skipped: (usize, usize),
+    /// Rows passed over as settled ([`RowBounds::settled`]), for the tests.
+    #[cfg(test)]
+    settled_rows: usize,
 }
 
 /// The distances between the live means that the sweeps' triangle bounds start from, with
@@ -192,7 +207,7 @@ const SORTED_NEIGHBOURS: usize = 256;
 /// ("memory allocation … failed"); without the table it needs what `--plain` needs.
 pub(crate) const TABLE_MAX_SLOTS: usize = 4096;
 
-/// One row's bounds (see [`RowBounds`]); 56 bytes, one cache line.
+/// One row's bounds (see [`RowBounds`]); 64 bytes, one cache line.
 #[derive(Clone, Copy)]
 struct RowBound {
     own_upper: f64,
@@ -201,6 +216,9 @@ struct RowBound {
     second_at: f64,
     rest_lower: f64,
     rest_at: f64,
+    /// The clock ([`RowBounds::clock`]) when the row was last decided (searched, or passed
+    /// as unable to move).
+    visited: u64,
     second: u32,
 }
 
@@ -217,6 +235,7 @@ impl RowBound {
         second_at: 0.0,
         rest_lower: 0.0,
         rest_at: 0.0,
+        visited: 0,
         second: NO_CLUSTER,
     };
 }
@@ -236,26 +255,115 @@ impl RowBounds {
             rows: vec![RowBound::UNKNOWN; n],
             travel: vec![0.0; k],
             drift: 0.0,
+            clock: 0,
+            marked: vec![0; k],
+            all_marked: 0,
+            radius: vec![0.0; k],
+            radius_max: 0.0,
             min_count: 1,
             #[cfg(test)]
             skipped: (0, 0),
+            #[cfg(test)]
+            settled_rows: 0,
         }
     }
 
-    /// A new cluster exists: no lower bound holds.
+    /// A new cluster exists: no lower bound holds, and any row may move.
     fn forget(&mut self) {
         for r in &mut self.rows {
             r.second_lower = 0.0;
             r.rest_lower = 0.0;
         }
+        self.all_marked = self.clock;
     }
 
     /// Slot j's mean moved by `dist`.
     fn moved(&mut self, j: usize, dist: f64) {
         if self.travel.len() <= j {
             self.travel.resize(j + 1, 0.0);
+            self.marked.resize(j + 1, 0);
+            self.radius.resize(j + 1, 0.0);
         }
         self.travel[j] += dist;
+    }
+
+    /// Whether row n, in slot a, must stay without a search: it stayed when it was last
+    /// decided, and no cluster has changed since in a way that could draw it away (see
+    /// [`RowBounds::mark_zone`]).
+    fn settled(&self, n: usize, a: usize) -> bool {
+        let v = self.rows[n].visited;
+        self.all_marked < v && self.marked[a] < v
+    }
+
+    /// Sets each slot's `radius` from the rows' upper bounds (or, where a row has none,
+    /// its distance), and `radius_max`.
+    fn measure_radii(&mut self, x: MatrixView<'_>, labels: &[usize], means: &RowMatrix) {
+        self.radius.iter_mut().for_each(|r| *r = 0.0);
+        for (n, &a) in labels.iter().enumerate() {
+            let mut r = self.own_upper(n, a);
+            if r == f64::INFINITY {
+                r = sq_dist(x.row(n), means.row(a)).sqrt() * (1.0 + 1e-9);
+            }
+            self.radius[a] = self.radius[a].max(r);
+        }
+        self.radius_max = self.radius.iter().copied().fold(0.0, f64::max);
+    }
+
+    /// Cluster c changed (its mean or its count) at the current clock: marks every slot
+    /// with a row that might now prefer joining c to staying, and c itself. A row x of
+    /// slot a stays at least as cheaply as S_a = m_a/(m_a − 1)·R_a² (P for a singleton),
+    /// R_a its slot's radius, and joining c costs at least m_c/(m_c + 1)·ℓ² with
+    /// ℓ = δ_ca − s_c − s_a − R_a ≤ ‖x − x̄_c‖ (the table's distance less both shifts and
+    /// the radius); a slot with ℓ > 0 and m_c/(m_c + 1)·ℓ² ≥ S_a is left unmarked. The
+    /// walk goes nearest first along c's list and stops once the same bound with the
+    /// largest shift and radius, and S = max(P, 2·R_max²), leaves every later slot
+    /// unmarked. Without a list for c, or past the sorted part of it, every row is marked.
+    fn mark_zone(&mut self, t: &MeanTable, counts: &[usize], c: usize, penalty: f64) {
+        let clock = self.clock;
+        self.marked[c] = clock;
+        // A slot opened in this sweep has no place in the lists and is not walked: its
+        // opening marked every row ([`RowBounds::forget`]), a row is decided once a sweep,
+        // and a table with openings is not kept for the next sweep.
+        let m_c = counts[c];
+        if m_c == 0 {
+            // No row can join an empty cluster.
+            return;
+        }
+        if t.fresh[c] || c >= t.neighbours.len() {
+            self.all_marked = clock;
+            return;
+        }
+        let f_c = m_c as f64 / (m_c as f64 + 1.0);
+        let (s_c, r_max) = (t.shift[c], self.radius_max);
+        let s_max = penalty.max(2.0 * r_max * r_max) * (1.0 + 1e-9);
+        let (list, dists) = (&t.neighbours[c], &t.neighbour_between[c]);
+        let sorted = list.len().min(t.sorted);
+        for (&a, &ca) in list[..sorted].iter().zip(&dists[..sorted]) {
+            let far = t.max_shift + r_max;
+            let rest = ca - s_c - far - 1e-9 * (ca + s_c + far);
+            if rest > 0.0 && f_c * rest * rest >= s_max {
+                return;
+            }
+            let a = a as usize;
+            let m_a = counts[a];
+            if m_a == 0 || t.fresh[a] {
+                continue;
+            }
+            let r_a = self.radius[a];
+            let near = t.shift[a] + r_a;
+            let lower = ca - s_c - near - 1e-9 * (ca + s_c + near);
+            let stay = if m_a == 1 {
+                penalty
+            } else {
+                m_a as f64 / (m_a as f64 - 1.0) * r_a * r_a
+            };
+            if !(lower > 0.0 && f_c * lower * lower >= stay * (1.0 + 1e-9)) {
+                self.marked[a] = clock;
+            }
+        }
+        if sorted < list.len() {
+            self.all_marked = clock;
+        }
     }
 
     /// A lower bound on row n's distance to every live cluster's mean but its own, now.
@@ -418,6 +526,7 @@ impl Partition {
         to: Option<usize>,
     ) -> ((usize, f64), (usize, f64)) {
         let from = self.labels[n];
+        self.bounds.clock += 1;
         self.counts[from] -= 1;
         axpy(-1.0, x.row(n), self.sums.row_mut(from));
         let mut from_moved = 0.0;
@@ -464,8 +573,14 @@ impl Partition {
 
     /// One sweep of exact single-row moves over `order`; returns the number of moves.
     ///
-    /// Three prunings, none of which changes a decision (proven move for move against the
+    /// Four prunings, none of which changes a decision (proven move for move against the
     /// unpruned sweep by the tests):
+    /// - Without a cap on K, a row that stayed when it was last decided, in a cluster that
+    ///   has not changed since, is passed over unread unless some cluster changed since in a
+    ///   way that could now draw it ([`RowBounds::mark_zone`]: each move marks the slots
+    ///   whose rows the two changed clusters might now draw, by the table's distances and
+    ///   each slot's radius). Late in a descent a sweep moves a few rows among thousands of
+    ///   clusters, and only the rows near them are searched again.
     /// - A row whose bound (see [`RowBounds`]) says that joining any other cluster costs at
     ///   least what staying costs, min_count/(min_count + 1)·ℓ² ≥ stay, and that opening a
     ///   cluster does not pay either, cannot move and is passed over after one distance, to
@@ -523,6 +638,16 @@ impl Partition {
             .map(|j| self.counts[j])
             .min()
             .unwrap_or(1);
+        // Rows that cannot have come to prefer another cluster are passed over
+        // ([`RowBounds::mark_zone`]); not under a cap on K, where a cluster emptied anywhere
+        // can let any row open one.
+        let zones = k_max == usize::MAX;
+        if zones {
+            self.bounds.measure_radii(x, &self.labels, &self.means);
+        }
+        // Zones worked out per sweep; past that many changes nearly every row is marked
+        // anyway, and the rest of the sweep's changes mark every row.
+        let mut zone_walks = (self.counts.len() / 4).max(128);
         let mut moves = 0;
         // Rows searched and candidates scored with the table (see `MeanTable::stale`).
         let (mut searched, mut scored) = (0usize, 0usize);
@@ -536,6 +661,17 @@ impl Partition {
                 prefetch_one(&self.bounds.rows[ahead]);
             }
             let a = self.labels[n];
+            if zones && self.bounds.settled(n, a) {
+                // Nothing that could draw it away has changed since it last stayed.
+                self.bounds.rows[n].visited = self.bounds.clock;
+                #[cfg(test)]
+                {
+                    self.bounds.settled_rows += 1;
+                    self.assert_stays(x, n, penalty);
+                }
+                continue;
+            }
+            let visited = self.bounds.clock;
             let m_a = self.counts[a];
             let m_min = self.bounds.min_count as f64;
             let f_min = m_min / (m_min + 1.0);
@@ -563,6 +699,7 @@ impl Partition {
                     self.bounds.skipped.0 += 1;
                     self.bounds.skipped.1 += 1;
                 }
+                self.bounds.rows[n].visited = visited;
                 continue;
             }
             let to_own = sq_dist(x.row(n), self.means.row(a));
@@ -576,6 +713,7 @@ impl Partition {
                 let r = &mut self.bounds.rows[n];
                 r.own_upper = to_own * (1.0 + 1e-12);
                 r.own_at = self.bounds.travel[a];
+                r.visited = visited;
                 continue;
             }
             let opens = may_open && penalty < stay;
@@ -730,6 +868,27 @@ impl Partition {
                         }
                     }
                 }
+                if zones {
+                    // The two clusters' radii: the left one's rows are as far as before plus
+                    // its mean's displacement; the joined one's, and the row's distance to
+                    // its old mean, likewise (a new cluster holds the row at its mean).
+                    let r = &mut self.bounds.radius;
+                    r[from] = (r[from] + from_moved) * (1.0 + 1e-9);
+                    r[to] = if best == Some(None) {
+                        0.0
+                    } else {
+                        (r[to].max(search.best_dist) + to_moved) * (1.0 + 1e-9)
+                    };
+                    self.bounds.radius_max = self.bounds.radius_max.max(r[from]).max(r[to]);
+                    match &table {
+                        Some(t) if best != Some(None) && zone_walks >= 2 => {
+                            zone_walks -= 2;
+                            self.bounds.mark_zone(t, &self.counts, from, penalty);
+                            self.bounds.mark_zone(t, &self.counts, to, penalty);
+                        }
+                        _ => self.bounds.all_marked = self.bounds.clock,
+                    }
+                }
                 moves += 1;
             }
             let own_at = if home == usize::MAX {
@@ -745,6 +904,7 @@ impl Partition {
                 second_at,
                 rest_lower,
                 rest_at,
+                visited,
                 second,
             };
         }
@@ -939,6 +1099,9 @@ impl Partition {
     fn merge(&mut self, a: usize, b: usize, delta: f64) {
         self.change += delta;
         self.table = None;
+        // The merged cluster may draw any row.
+        self.bounds.clock += 1;
+        self.bounds.all_marked = self.bounds.clock;
         for n in 0..self.labels.len() {
             if self.labels[n] == b {
                 self.labels[n] = a;
@@ -1079,6 +1242,44 @@ impl Partition {
         }
     }
 
+    /// Row n cannot lower the objective by joining another cluster or opening one (no cap on
+    /// K): what a row passed over as settled must satisfy, checked against every cluster.
+    fn assert_stays(&self, x: MatrixView<'_>, n: usize, penalty: f64) {
+        let a = self.labels[n];
+        let m_a = self.counts[a];
+        let stay = if m_a == 1 {
+            penalty
+        } else {
+            m_a as f64 / (m_a as f64 - 1.0) * sq_dist(x.row(n), self.means.row(a))
+        };
+        assert!(
+            m_a == 1 || penalty >= stay,
+            "settled row {n} would open a cluster"
+        );
+        for b in (0..self.counts.len()).filter(|&b| b != a && self.counts[b] > 0) {
+            let m_b = self.counts[b] as f64;
+            let cost = m_b / (m_b + 1.0) * sq_dist(x.row(n), self.means.row(b));
+            assert!(cost >= stay, "settled row {n} would join cluster {b}");
+        }
+    }
+
+    /// Every row is within its slot's radius of its mean (after a sweep that keeps radii).
+    fn assert_radii_hold(&self, x: &RowMatrix, what: &str) {
+        for n in 0..self.labels.len() {
+            let a = self.labels[n];
+            let own = sq_dist(x.row(n), self.means.row(a)).sqrt();
+            let r = self.bounds.radius[a];
+            assert!(
+                own <= r,
+                "{what}: row {n} is {own} from its mean, radius {r}"
+            );
+            assert!(
+                r <= self.bounds.radius_max,
+                "{what}: radius {r} above the largest"
+            );
+        }
+    }
+
     /// The sweep without pruning, as it was written before: the reference the pruned sweep
     /// must equal move for move.
     pub fn sweep_unpruned(
@@ -1201,14 +1402,29 @@ mod tests {
     /// through a merge or split, ties resolved by a strict `<` alone.
     #[test]
     fn pruned_sweeps_move_exactly_as_unpruned_ones() {
-        let (mut skipped, mut without_table, mut dropped) = (0, 0, 0);
+        let (mut skipped, mut without_table, mut dropped, mut settled) = (0, 0, 0, 0);
         let (mut tails, mut kept, mut stale) = (0, 0, 0);
-        for seed in 0..90u64 {
+        for seed in 0..130u64 {
             let mut rng = ChaCha8Rng::seed_from_u64(seed);
-            let (n, d, k) = (80, 1 + (seed as usize % 3), 1 + (seed as usize % 7));
+            // Seeds from 90 on: separated groups of rows (a few clusters each at small
+            // penalties), no cap on K, full tables: where rows settle.
+            let blobs = seed >= 90;
+            let (n, d, k) = if blobs {
+                (240, 2, 1 + (seed as usize % 5))
+            } else {
+                (80, 1 + (seed as usize % 3), 1 + (seed as usize % 7))
+            };
             let grid = seed % 2 == 0;
             let v = (0..n * d)
-                .map(|_| {
+                .map(|i| {
+                    if blobs {
+                        // Six groups; their spacing, from touching to far apart, by seed.
+                        let group = (i / d) % 6;
+                        let gap = [5.0, 9.0, 16.0, 40.0][seed as usize % 4];
+                        return gap * ((group >> (i % d)) & 1) as f64
+                            + 0.6 * gap * (group / 4) as f64
+                            + 3.0 * rng.random::<f64>();
+                    }
                     let u = 6.0 * rng.random::<f64>();
                     if grid { u.floor() } else { u }
                 })
@@ -1216,16 +1432,23 @@ mod tests {
             let x = RowMatrix::new(n, d, v);
             let labels: Vec<usize> = (0..n).map(|_| rng.random_range(0..k)).collect();
             let order: Vec<usize> = (0..n).rev().collect();
-            let penalty = [0.5, 2.0, 8.0, 30.0][seed as usize % 4];
-            let k_max = [5, 12][seed as usize % 2];
+            let penalty = [0.5, 2.0, 8.0, 30.0][if blobs { seed / 4 } else { seed } as usize % 4];
+            // Under a cap on K, and without one (where settled rows are passed over).
+            let k_max = if blobs {
+                usize::MAX
+            } else {
+                [5, 12, usize::MAX][seed as usize / 2 % 3]
+            };
             let (mut p, mut q) = (
                 Partition::new(x.view(), labels.clone(), k),
                 Partition::new(x.view(), labels, k),
             );
             // With a table throughout, never one, or one dropped when openings pass 6 slots.
-            p.table_max_slots = [TABLE_MAX_SLOTS, 0, 6][seed as usize % 3];
-            // Neighbour lists sorted in full, or only their nearest 1 or 3.
-            p.sorted_neighbours = [SORTED_NEIGHBOURS, 1, 3][seed as usize / 3 % 3];
+            if !blobs {
+                p.table_max_slots = [TABLE_MAX_SLOTS, 0, 6][seed as usize % 3];
+                // Neighbour lists sorted in full, or only their nearest 1 or 3.
+                p.sorted_neighbours = [SORTED_NEIGHBOURS, 1, 3][seed as usize / 3 % 3];
+            }
             for round in 0..10 {
                 let moved = p.sweep(x.view(), &order, penalty, k_max);
                 if p.table.is_none() {
@@ -1239,6 +1462,9 @@ mod tests {
                 assert_eq!(p.labels, q.labels, "seed {seed} round {round}");
                 assert_eq!(p.means, q.means, "seed {seed} round {round}");
                 p.assert_bounds_hold(&x, &format!("seed {seed} round {round}"));
+                if k_max == usize::MAX {
+                    p.assert_radii_hold(&x, &format!("seed {seed} round {round}"));
+                }
                 if moved == 0 {
                     let merged = p.merge_while_better(penalty);
                     assert_eq!(merged, q.merge_while_better(penalty));
@@ -1250,14 +1476,20 @@ mod tests {
                 }
             }
             skipped += p.bounds.skipped.1;
+            settled += p.bounds.settled_rows;
             dropped += p.dropped_tables;
             tails += p.tails;
             kept += p.kept_tables.0;
             stale += p.kept_tables.1;
         }
         eprintln!(
-            "skipped {skipped}, sweeps without a table {without_table}, dropped {dropped}, \
-             searches into unsorted tails {tails}, tables kept {kept}, rebuilt as stale {stale}"
+            "skipped {skipped}, settled {settled}, sweeps without a table {without_table}, \
+             dropped {dropped}, searches into unsorted tails {tails}, tables kept {kept}, \
+             rebuilt as stale {stale}"
+        );
+        assert!(
+            settled > 1000,
+            "only {settled} rows were passed over as settled"
         );
         assert!(
             kept > 100 && stale > 20,

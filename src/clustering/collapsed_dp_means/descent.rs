@@ -1242,16 +1242,23 @@ impl Partition {
         }
     }
 
+    /// What row `xn` of slot a saves by leaving it: P for a singleton, else
+    /// m_a/(m_a − 1)·‖x − x̄_a‖².
+    fn stay_cost(&self, xn: &[f64], a: usize, penalty: f64) -> f64 {
+        let m_a = self.counts[a];
+        if m_a == 1 {
+            penalty
+        } else {
+            m_a as f64 / (m_a as f64 - 1.0) * sq_dist(xn, self.means.row(a))
+        }
+    }
+
     /// Row n cannot lower the objective by joining another cluster or opening one (no cap on
     /// K): what a row passed over as settled must satisfy, checked against every cluster.
     fn assert_stays(&self, x: MatrixView<'_>, n: usize, penalty: f64) {
         let a = self.labels[n];
         let m_a = self.counts[a];
-        let stay = if m_a == 1 {
-            penalty
-        } else {
-            m_a as f64 / (m_a as f64 - 1.0) * sq_dist(x.row(n), self.means.row(a))
-        };
+        let stay = self.stay_cost(x.row(n), a, penalty);
         assert!(
             m_a == 1 || penalty >= stay,
             "settled row {n} would open a cluster"
@@ -1293,11 +1300,7 @@ impl Partition {
         for &n in order {
             let a = self.labels[n];
             let m_a = self.counts[a];
-            let stay = if m_a == 1 {
-                penalty
-            } else {
-                m_a as f64 / (m_a as f64 - 1.0) * sq_dist(x.row(n), self.means.row(a))
-            };
+            let stay = self.stay_cost(x.row(n), a, penalty);
             let mut best: Option<Option<usize>> = None;
             let mut best_cost = stay;
             for b in 0..self.counts.len() {

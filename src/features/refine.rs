@@ -78,20 +78,33 @@ pub(crate) struct Setting<'a> {
     pub memo: Option<&'a RoundMemo>,
 }
 
-/// The rounds of the refinement already made by the restarts of one fit: for a state (Z,
-/// A and objective, bit for bit), the run the round ended with (`None`: no move lowered the
-/// objective). A round depends on its state alone ([`round_rng`]), so a remembered round is
-/// exactly what making it again would give. Rounds are remembered until the stored states
-/// reach [`ROUND_MEMO_BYTES`]; later ones are made every time (same result, more work).
+/// The rounds of the refinement already made by the restarts of one fit, by the state they
+/// start from. A state is the canonical form of a run ([`canonical`]): its Z with sorted
+/// columns, A the least-squares means of that Z and the objective recomputed from them, so A
+/// and the objective are functions of the sorted Z, and the sorted Z alone is the key. For
+/// each state the memo keeps its A, its objective and the run its round ended with (`None`:
+/// no move lowered the objective). A round depends on its state alone ([`round_rng`]), so a
+/// remembered state and round are exactly what making them again would give; a restart that
+/// reaches a remembered Z skips the least-squares solve, the residual and the round.
+/// States are remembered until they reach [`ROUND_MEMO_BYTES`]; later ones are made every
+/// time (same result, more work).
 #[derive(Debug, Default)]
 pub(crate) struct RoundMemo(Mutex<MemoInner>);
 
 #[derive(Debug, Default)]
 struct MemoInner {
-    rounds: HashMap<u64, Vec<(FeatureRun, Option<FeatureRun>)>>,
+    rounds: HashMap<Vec<u8>, Remembered>,
     bytes: usize,
     /// Rounds taken from the memo instead of made.
     hits: usize,
+}
+
+/// A remembered state's A and objective, and its round's outcome.
+#[derive(Clone, Debug)]
+struct Remembered {
+    a: RowMatrix,
+    objective: f64,
+    outcome: Option<FeatureRun>,
 }
 
 /// Memory the remembered rounds of one fit may take.
@@ -102,29 +115,23 @@ fn run_bytes(run: &FeatureRun) -> usize {
     run.z.n() * run.z.k() + 8 * (run.a.as_slice().len() + run.trace.len()) + 64
 }
 
-/// The state of a run alone (the key of [`RoundMemo`]).
-fn state_of(run: &FeatureRun) -> FeatureRun {
-    FeatureRun {
-        z: run.z.clone(),
-        a: run.a.clone(),
-        objective: run.objective,
-        n_iter: 0,
-        converged: true,
-        trace: Vec::new(),
+/// The memo's key of a sorted Z: K, then the rows' entries.
+fn z_key(z: &BinaryMatrix) -> Vec<u8> {
+    let mut key = Vec::with_capacity(8 + z.n() * z.k());
+    key.extend_from_slice(&(z.k() as u64).to_le_bytes());
+    for row in z.rows() {
+        key.extend_from_slice(row);
     }
+    key
 }
 
 impl RoundMemo {
-    /// The remembered round from `run`'s state: `Some(outcome)` when it was made.
-    fn get(&self, run: &FeatureRun) -> Option<Option<FeatureRun>> {
+    /// The remembered state and round of the sorted Z `key`.
+    fn get(&self, key: &[u8]) -> Option<Remembered> {
         let mut memo = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let found = memo.rounds.get(&state_hash(0, run))?;
-        let out = found
-            .iter()
-            .find(|(key, _)| same_state(key, run))
-            .map(|(_, out)| out.clone())?;
+        let found = memo.rounds.get(key)?.clone();
         memo.hits += 1;
-        Some(out)
+        Some(found)
     }
 
     /// Rounds taken from the memo so far.
@@ -133,32 +140,20 @@ impl RoundMemo {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).hits
     }
 
-    fn insert(&self, run: &FeatureRun, out: &Option<FeatureRun>) {
-        let bytes = run_bytes(run) + out.as_ref().map_or(0, run_bytes);
+    fn insert(&self, key: Vec<u8>, state: &FeatureRun, outcome: &Option<FeatureRun>) {
+        let bytes = key.len() + run_bytes(state) + outcome.as_ref().map_or(0, run_bytes);
         let mut memo = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if memo.bytes + bytes > ROUND_MEMO_BYTES {
+        if memo.bytes + bytes > ROUND_MEMO_BYTES || memo.rounds.contains_key(&key) {
             return;
         }
-        let entry = memo.rounds.entry(state_hash(0, run)).or_default();
-        if entry.iter().any(|(key, _)| same_state(key, run)) {
-            return;
-        }
-        entry.push((state_of(run), out.clone()));
+        let remembered = Remembered {
+            a: state.a.clone(),
+            objective: state.objective,
+            outcome: outcome.clone(),
+        };
+        memo.rounds.insert(key, remembered);
         memo.bytes += bytes;
     }
-}
-
-/// Whether two runs hold the same state bit for bit: Z, A and the objective.
-fn same_state(p: &FeatureRun, q: &FeatureRun) -> bool {
-    p.objective.to_bits() == q.objective.to_bits()
-        && p.z == q.z
-        && p.a.n_rows() == q.a.n_rows()
-        && p.a.as_slice().len() == q.a.as_slice().len()
-        && p.a
-            .as_slice()
-            .iter()
-            .zip(q.a.as_slice())
-            .all(|(u, v)| u.to_bits() == v.to_bits())
 }
 
 /// A 64-bit FNV-1a hash of `seed` and the state's bits (K, Z, A, objective): the same on
@@ -222,13 +217,24 @@ fn chain(run: FeatureRun, next: FeatureRun) -> FeatureRun {
 /// and fails by definition.
 pub(crate) fn refine_bp_means(s: &Setting, mut run: FeatureRun) -> FeatureRun {
     for _ in 0..s.max_iter {
-        run = canonical(s, run);
-        let next = match s.memo.and_then(|m| m.get(&run)) {
-            Some(out) => out,
+        let z = sorted_columns(&run.z);
+        let key = s.memo.map(|_| z_key(&z));
+        let known = s.memo.zip(key.as_deref()).and_then(|(m, key)| m.get(key));
+        let next = match known {
+            Some(known) => {
+                run = FeatureRun {
+                    z,
+                    a: known.a,
+                    objective: known.objective,
+                    ..run
+                };
+                known.outcome
+            }
             None => {
+                run = canonical(s, z, run);
                 let out = bp_means_round(s, &mut round_rng(s.seed, &run), &run);
-                if let Some(m) = s.memo {
-                    m.insert(&run, &out);
+                if let (Some(m), Some(key)) = (s.memo, key) {
+                    m.insert(key, &run, &out);
                 }
                 out
             }
@@ -241,25 +247,31 @@ pub(crate) fn refine_bp_means(s: &Setting, mut run: FeatureRun) -> FeatureRun {
     run
 }
 
-/// `run` in the canonical form of its set of features: the columns of Z sorted (by their N
-/// entries, as byte strings, descending), A the least-squares means of that Z, the objective
-/// recomputed from them. Runs that hold the same features in another order, or whose A
-/// differs in its last bits because it was solved with the columns in another order, then
-/// start their round from the same state, and share it through the memo.
-fn canonical(s: &Setting, run: FeatureRun) -> FeatureRun {
-    let (n, k) = (run.z.n(), run.z.k());
-    let cols: Vec<Vec<u8>> = (0..k).map(|c| run.z.col(c)).collect();
+/// Z with its columns sorted by their N entries, as byte strings, descending: the Z of
+/// [`canonical`].
+fn sorted_columns(z: &BinaryMatrix) -> BinaryMatrix {
+    let (n, k) = (z.n(), z.k());
+    let cols: Vec<Vec<u8>> = (0..k).map(|c| z.col(c)).collect();
     let mut order: Vec<usize> = (0..k).collect();
     order.sort_by(|&i, &j| cols[j].cmp(&cols[i]));
-    let mut z = BinaryMatrix::zeros(n, k);
+    let mut sorted = BinaryMatrix::zeros(n, k);
     for i in 0..n {
-        let (from, to) = (run.z.row(i), z.row_mut(i));
+        let (from, to) = (z.row(i), sorted.row_mut(i));
         for (w, &c) in order.iter().enumerate() {
             to[w] = from[c];
         }
     }
+    sorted
+}
+
+/// `run` in the canonical form of its set of features, given its Z with sorted columns
+/// ([`sorted_columns`]): A the least-squares means of that Z, the objective recomputed from
+/// them. Runs that hold the same features in another order, or whose A differs in its last
+/// bits because it was solved with the columns in another order, then start their round
+/// from the same state, and share it through the memo.
+fn canonical(s: &Setting, z: BinaryMatrix, run: FeatureRun) -> FeatureRun {
     let a = least_squares(s.x, &z).a;
-    let objective = residual_ss(s.x, &z, &a) + k as f64 * s.penalty;
+    let objective = residual_ss(s.x, &z, &a) + z.k() as f64 * s.penalty;
     FeatureRun {
         z,
         a,
@@ -606,6 +618,19 @@ mod tests {
     use crate::linalg::row_sq_norms;
     use crate::restarts::run_rng;
 
+    /// Whether two runs hold the same state bit for bit: Z, A and the objective.
+    fn same_state(p: &FeatureRun, q: &FeatureRun) -> bool {
+        p.objective.to_bits() == q.objective.to_bits()
+            && p.z == q.z
+            && p.a.n_rows() == q.a.n_rows()
+            && p.a.as_slice().len() == q.a.as_slice().len()
+            && p.a
+                .as_slice()
+                .iter()
+                .zip(q.a.as_slice())
+                .all(|(u, v)| u.to_bits() == v.to_bits())
+    }
+
     fn same_run(p: &FeatureRun, q: &FeatureRun) -> bool {
         same_state(p, q)
             && p.n_iter == q.n_iter
@@ -692,7 +717,12 @@ mod tests {
             trace: vec![2.0, 1.5],
         };
         let h = state_hash(0, &run);
-        assert_eq!(h, state_hash(0, &state_of(&run)));
+        let bare = FeatureRun {
+            n_iter: 0,
+            trace: Vec::new(),
+            ..run.clone()
+        };
+        assert_eq!(h, state_hash(0, &bare));
         assert_ne!(h, state_hash(1, &run));
         let mut other = run.clone();
         other.z.set(2, 0, false);

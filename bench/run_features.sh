@@ -14,8 +14,10 @@
 # K = 1..4), generated noisy block images (N = 100 and 1000) and Gaussian blobs (DP-means):
 # best objective, runs at the best, CPU time per run. About 15 min of CPU on this machine.
 # `tabletop`: issue 14's BP-means target on the tabletop photos (P = 20, one thread): the
-# defaults with 300 restarts and the paper's algorithm (--plain) with 3000, five times each,
-# alternating; CPU time per restart and the restarts at 261.2804. Set BEFORE=path/to/an/older
+# defaults with 300 and with 1000 restarts (the issue's count; restarts that reach a state
+# another restart reached share its refinement round, so the cost per restart falls as they
+# grow) and the paper's algorithm (--plain) with 3000, five times each, alternating; CPU time
+# per restart and the restarts at 261.2804. Set BEFORE=path/to/an/older
 # bench_features to time it in the same rounds (alternating with this build); `sweep` takes
 # BEFORE too.
 # Every section prints `uptime` before and after itself: on this 2-core machine, timings
@@ -130,6 +132,7 @@ run_tabletop() {
     for round in 1 2 3 4 5; do
         for b in ${BEFORE:-} "$bin"; do
             "$b" "${q[@]}" --restarts 300 --label "defaults round $round $b"
+            "$b" "${q[@]}" --restarts 1000 --label "defaults-1000 round $round $b"
             "$b" "${q[@]}" --restarts 3000 --plain true --label "plain round $round $b"
         done
     done

@@ -1,7 +1,7 @@
 //! Parameters of the feature algorithms (one builder for the family), their checks, and
 //! fitting with parallel, reproducible restarts.
 
-use super::bp_means::bp_means_run;
+use super::bp_means::{bp_means_run, bp_means_unscored};
 use super::collapsed::collapsed_bp_means_run;
 use super::k_features::k_features_run;
 use super::model::{EXACT_ROW_MAX_K, FeatureModel, FeatureRun};
@@ -284,8 +284,9 @@ impl FeatureValidParams {
                 let best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
                     let target = SeedTarget::Penalty { penalty, k_max };
                     let (z, a) = seed_features(x, self.seeding, target, self.grows_seeds(), rng);
-                    let run = bp_means_run(x, &norms, penalty, k_max, self.max_iter, z, a);
                     if self.refines() {
+                        // The refinement derives A and the objective from Z again.
+                        let run = bp_means_unscored(x, &norms, penalty, k_max, self.max_iter, z, a);
                         let setting = Setting {
                             x,
                             x_norms: &norms,
@@ -298,7 +299,7 @@ impl FeatureValidParams {
                         };
                         refine_bp_means(&setting, run)
                     } else {
-                        run
+                        bp_means_run(x, &norms, penalty, k_max, self.max_iter, z, a)
                     }
                 });
                 FeatureModel::from_best(best)

@@ -215,6 +215,10 @@ fn chain(run: FeatureRun, next: FeatureRun) -> FeatureRun {
 /// given, so the result does not depend on which restart got there first (or on the thread
 /// count). This matters most for the last round of every restart, which tries every move
 /// and fails by definition.
+///
+/// Of `run`, only Z, the iterations, the convergence flag and the trace are read: its state
+/// (A and the objective) is derived from Z ([`canonical`]), so `run` may come from
+/// [`bp_means_unscored`](super::bp_means::bp_means_unscored).
 pub(crate) fn refine_bp_means(s: &Setting, mut run: FeatureRun) -> FeatureRun {
     for _ in 0..s.max_iter {
         let z = sorted_columns(&run.z);
@@ -690,6 +694,17 @@ mod tests {
             .iter()
             .map(|run| refine_bp_means(&setting(None), run.clone()))
             .collect();
+        // A run whose objective was never computed refines to the same end: the refinement
+        // derives its state from Z.
+        for (run, refined) in runs.iter().zip(&fresh) {
+            let unscored = FeatureRun {
+                objective: f64::NAN,
+                a: RowMatrix::zeros(0, x.n_cols()),
+                ..run.clone()
+            };
+            let from_z = refine_bp_means(&setting(None), unscored);
+            assert!(same_run(&from_z, refined));
+        }
         // Forward, then backward through the same memo: each restart meets it filled
         // differently.
         for pass in 0..2 {

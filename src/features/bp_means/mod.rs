@@ -25,4 +25,6 @@
 mod rows;
 mod sweep;
 
-pub(crate) use sweep::{bp_means_run, clean_columns, clean_columns_mask_from_gram};
+pub(crate) use sweep::{
+    bp_means_run, bp_means_unscored, clean_columns, clean_columns_mask_from_gram,
+};

@@ -31,8 +31,26 @@ use std::collections::HashMap;
 /// Relative margin (of ‖x_n‖² + zᵀGz) inside which ‖r‖² is recomputed directly.
 const RECOMPUTE_MARGIN: f64 = 1e-7;
 
-/// Runs BP-means from the seed (Z, A) until Z stops changing or `max_iter` sweeps.
+/// Runs BP-means from the seed (Z, A) until Z stops changing or `max_iter` sweeps; the
+/// objective is recomputed from the final Z and A (directly, see the module documentation).
 pub(crate) fn bp_means_run(
+    x: MatrixView<'_>,
+    x_norms: &[f64],
+    penalty: f64,
+    k_max: usize,
+    max_iter: usize,
+    z0: BinaryMatrix,
+    a0: RowMatrix,
+) -> FeatureRun {
+    let mut run = bp_means_unscored(x, x_norms, penalty, k_max, max_iter, z0, a0);
+    run.objective = residual_ss(x, &run.z, &run.a) + run.a.n_rows() as f64 * penalty;
+    run
+}
+
+/// [`bp_means_run`] without its last step: the returned `objective` is NaN, not the
+/// objective recomputed from Z and A. For a run handed straight to the refinement, which
+/// derives A and the objective from Z again.
+pub(crate) fn bp_means_unscored(
     x: MatrixView<'_>,
     x_norms: &[f64],
     penalty: f64,
@@ -99,11 +117,10 @@ pub(crate) fn bp_means_run(
         }
         a_is_ls = true;
     }
-    let objective = residual_ss(x, &z, &a) + a.n_rows() as f64 * penalty;
     FeatureRun {
         z,
         a,
-        objective,
+        objective: f64::NAN,
         n_iter,
         converged,
         trace,

@@ -46,7 +46,7 @@ pub(crate) struct Partition {
     /// Tables kept from the sweep before, and tables rebuilt because they were stale.
     #[cfg(test)]
     kept_tables: (usize, usize),
-    /// Searches that went on into the unsorted tail of a neighbour list.
+    /// Searches that went on past the end of a neighbour list that left slots out.
     #[cfg(test)]
     tails: usize,
 }
@@ -88,7 +88,8 @@ struct RowBounds {
     settled_rows: usize,
 }
 
-/// The distances between the live means that the sweeps' triangle bounds start from, with
+/// The distances between the live means that the sweeps' triangle bounds start from (each
+/// slot's nearest [`SORTED_NEIGHBOURS`], and every distance of a slot opened since), with
 /// how far each mean has moved since (`shift`, displacements summed): a bound from the table
 /// subtracts both shifts, so it holds however stale the table is. A sweep keeps the table of
 /// the sweep before unless the searches have paid for its staleness more than a new table
@@ -100,26 +101,25 @@ struct RowBounds {
 /// closest means, rebuilt the table in nearly every sweep, 0.135 s each, while every
 /// searched row scored the same 32 candidates however stale the table; 46.1 s against
 /// 34.1 s with the rule of cost, the same moves. Keeping a table with opened clusters
-/// costs each searched row a read of `between` per opened cluster, a cache miss: kept for
+/// costs each searched row a read of a distance per opened cluster, a cache miss: kept for
 /// up to 64 opened, the sweeps took twice as long.)
 struct MeanTable {
-    /// δ_ab, the distance between the means of slots a and b when the table was built (or
-    /// when one of them was opened).
-    between: Vec<Vec<f64>>,
-    /// For each slot of the table, the other live slots, the `sorted` nearest first by δ.
+    /// For each slot of the table, its nearest other live slots by δ (the distance between
+    /// the two means when the table was built), at most `sorted` of them, nearest first.
     neighbours: Vec<Vec<u32>>,
-    /// How many of each list come first, sorted; the others are at least as far as the
-    /// last of those, in no order.
-    sorted: usize,
-    /// δ to each of `neighbours[a]`, in the same order, as the table was built: read in
-    /// order along the list, where `between[a][b]` would be a cache miss per neighbour at
-    /// K in the thousands. Only a newly opened slot's distances are refreshed in `between`,
-    /// and such a slot is scored from `opened`, so along the list these stay sorted.
+    /// δ to each of `neighbours[a]`, in the same order: read in order along the list.
     neighbour_between: Vec<Vec<f64>>,
+    /// Per slot: whether live slots were left out of its list (each at least as far as the
+    /// last one listed).
+    tail: Vec<bool>,
     /// Slots opened since the table was built: not in `neighbours` (or there with a stale
     /// place), listed in `opened`.
     fresh: Vec<bool>,
     opened: Vec<usize>,
+    /// For each slot of `opened`, in the same order, its distances to every slot, computed
+    /// when it was opened, and kept up to date for the slots opened after it: δ between a
+    /// slot opened in this sweep and any other.
+    opened_between: Vec<Vec<f64>>,
     shift: Vec<f64>,
     max_shift: f64,
     /// Candidates scored per searched row in the table's first sweep.
@@ -189,22 +189,27 @@ impl Quad {
     }
 }
 
-/// How many of each slot's nearest neighbours the [`MeanTable`] keeps sorted; the rest of the
-/// list is only known to be at least as far as the last of these, and a search that gets
-/// past them scores (or passes by its own bound) every cluster of the rest. Sorting all
-/// K − 1 costs O(K² log K) a table, most of it ordering clusters no row reaches. (Measured
-/// on 200 000 × 50 blobs at P = 150, one refined run, K up to 2 861: 16 sorted took 134 s,
-/// as many searches went on into the rest; 64 took 43.6 s and 256 45.2 s, against 57.1 s
-/// with every list sorted.)
+/// How many of each slot's nearest neighbours the [`MeanTable`] keeps, sorted; a search that
+/// gets past them scores (or passes by the last one's distance) every other live cluster.
+/// Listing all K − 1 costs O(K² log K) a table and 12 bytes a pair, most of it for clusters
+/// no row reaches. (Measured on 200 000 × 50 blobs at P = 150, one refined run, K up to
+/// 2 861, when the rest of each list was kept unsorted: 16 sorted took 134 s, as many
+/// searches went on into the rest; 64 took 43.6 s and 256 45.2 s, against 57.1 s with every
+/// list sorted.)
 const SORTED_NEIGHBOURS: usize = 256;
 
-/// The most cluster slots (live or emptied) for which a sweep keeps a [`MeanTable`]: the
-/// table holds 20 bytes per pair of slots, 335 MB at 4 096 slots, and grows as the square of
-/// K. Past this many slots a sweep scores every live cluster for each row its bounds do not
-/// settle (the moves are the same: the table only prunes candidates that cannot win). A
-/// small penalty can open a cluster for nearly every row: on 40 000 rows of 5 values at
-/// P = 10⁻⁶ the table needed 19 GB, and a default DP-means fit limited to 12 GB aborted
-/// ("memory allocation … failed"); without the table it needs what `--plain` needs.
+/// The most cluster slots (live or emptied) for which a sweep keeps a [`MeanTable`]: its
+/// lists hold 12 bytes per listed neighbour, 3 KB a slot, but building one takes the square of
+/// all distances between the means (8 bytes a pair while it is built, 134 MB at 4 096 slots),
+/// and so do the distances of the clusters opened in a sweep at worst (K each); both grow as
+/// the square of K. Past this many slots a sweep scores every live cluster for each row its
+/// bounds do not settle (the moves are the same: the table only prunes candidates that
+/// cannot win). A small penalty can open a cluster for nearly every row: on 40 000 rows of 5
+/// values at P = 10⁻⁶ a table without this bound needed 19 GB, and a default DP-means fit
+/// limited to 12 GB aborted ("memory allocation … failed"); without the table it needs what
+/// `--plain` needs. Lists of the nearest 256 alone do not pay past it: on 20 000 × 50
+/// overlapping blobs (σ = 4, P = 1 000, 13 000 slots) every searched row went past its list,
+/// and a refined run took 84.7 s against 70–72 s without a table.
 pub(crate) const TABLE_MAX_SLOTS: usize = 4096;
 
 /// One row's bounds (see [`RowBounds`]); 64 bytes, one cache line.
@@ -317,7 +322,8 @@ impl RowBounds {
     /// the radius); a slot with ℓ > 0 and m_c/(m_c + 1)·ℓ² ≥ S_a is left unmarked. The
     /// walk goes nearest first along c's list and stops once the same bound with the
     /// largest shift and radius, and S = max(P, 2·R_max²), leaves every later slot
-    /// unmarked. Without a list for c, or past the sorted part of it, every row is marked.
+    /// unmarked. Without a list for c, or past the end of one that left slots out, every row is
+    /// marked.
     fn mark_zone(&mut self, t: &MeanTable, counts: &[usize], c: usize, penalty: f64) {
         let clock = self.clock;
         self.marked[c] = clock;
@@ -337,8 +343,7 @@ impl RowBounds {
         let (s_c, r_max) = (t.shift[c], self.radius_max);
         let s_max = penalty.max(2.0 * r_max * r_max) * (1.0 + 1e-9);
         let (list, dists) = (&t.neighbours[c], &t.neighbour_between[c]);
-        let sorted = list.len().min(t.sorted);
-        for (&a, &ca) in list[..sorted].iter().zip(&dists[..sorted]) {
+        for (&a, &ca) in list.iter().zip(dists) {
             let far = t.max_shift + r_max;
             let rest = ca - s_c - far - 1e-9 * (ca + s_c + far);
             if rest > 0.0 && f_c * rest * rest >= s_max {
@@ -361,7 +366,7 @@ impl RowBounds {
                 self.marked[a] = clock;
             }
         }
-        if sorted < list.len() {
+        if t.tail[c] {
             self.all_marked = clock;
         }
     }
@@ -652,6 +657,8 @@ impl Partition {
         // Rows searched and candidates scored with the table (see `MeanTable::stale`).
         let (mut searched, mut scored) = (0usize, 0usize);
         let mut passed = 0usize;
+        // Marks the slots of a list while a search scores the rest.
+        let mut listed: Vec<bool> = Vec::new();
         for (i, &n) in order.iter().enumerate() {
             // The rows come in a random order: start loading the row after next, its label
             // and its bounds.
@@ -742,16 +749,20 @@ impl Partition {
                 };
                 if t.fresh[a] || a >= t.neighbours.len() {
                     // Opened in this sweep: no list of neighbours, every live cluster is scored.
+                    let from_a = &t.opened_between[t
+                        .opened
+                        .iter()
+                        .position(|&o| o == a)
+                        .expect("an opened slot")];
                     for b in 0..factor.len() {
                         if b != a && factor[b] > 0.0 {
-                            score(&mut search, b, t.between[a][b]);
+                            score(&mut search, b, from_a[b]);
                         }
                     }
                 } else {
                     let (list, dists) = (&t.neighbours[a], &t.neighbour_between[a]);
-                    let sorted = list.len().min(t.sorted);
                     let mut done = false;
-                    for (&b, &ab) in list[..sorted].iter().zip(&dists[..sorted]) {
+                    for (&b, &ab) in list.iter().zip(dists) {
                         // Every cluster from here on is at least as far as δ_ab.
                         let rest = ab - reach - t.max_shift - 1e-12 * (ab + reach + t.max_shift);
                         if rest > 0.0 && f_min * rest * rest >= search.best_cost {
@@ -764,23 +775,26 @@ impl Partition {
                             score(&mut search, b, ab);
                         }
                     }
-                    if !done {
-                        // The unsorted tail (no farther bound than the last sorted δ, already
-                        // tried): each of its clusters is scored or passed by its own bound.
+                    if !done && t.tail[a] {
+                        // The live slots left out of the list, each at least as far as the
+                        // last one listed: each is scored or passed by that distance.
                         #[cfg(test)]
                         {
-                            self.tails += usize::from(sorted < list.len());
+                            self.tails += 1;
                         }
-                        for (&b, &ab) in list[sorted..].iter().zip(&dists[sorted..]) {
-                            let b = b as usize;
-                            if factor[b] > 0.0 && !t.fresh[b] {
-                                score(&mut search, b, ab);
+                        let last = *dists.last().expect("a list before its tail");
+                        listed.resize(factor.len(), false);
+                        list.iter().for_each(|&b| listed[b as usize] = true);
+                        for b in 0..factor.len() {
+                            if b != a && factor[b] > 0.0 && !t.fresh[b] && !listed[b] {
+                                score(&mut search, b, last);
                             }
                         }
+                        list.iter().for_each(|&b| listed[b as usize] = false);
                     }
-                    for &b in &t.opened {
+                    for (&b, from_b) in t.opened.iter().zip(&t.opened_between) {
                         if b != a && factor[b] > 0.0 {
-                            score(&mut search, b, t.between[a][b]);
+                            score(&mut search, b, from_b[a]);
                         }
                     }
                 }
@@ -861,11 +875,7 @@ impl Partition {
                     if best == Some(None) {
                         // The new cluster's distances are exact now; it has not moved since.
                         t.shift[to] = 0.0;
-                        self.refresh_distances(&mut t.between, to);
-                        if !t.fresh[to] {
-                            t.fresh[to] = true;
-                            t.opened.push(to);
-                        }
+                        self.refresh_opened(t, to);
                     }
                 }
                 if zones {
@@ -924,41 +934,44 @@ impl Partition {
         let live = |b: usize| self.counts[b] > 0;
         let sorted = self.sorted_neighbours.max(1);
         let order = |(di, i): &(f64, u32), (dj, j): &(f64, u32)| di.total_cmp(dj).then(i.cmp(j));
-        let between = self.mean_distances();
-        let rows: Vec<(Vec<u32>, Vec<f64>)> = between
+        let list_of = |near: &mut Vec<(f64, u32)>, a: usize, row: &[f64]| {
+            near.clear();
+            near.extend(
+                (0..k0)
+                    .filter(|&b| b != a && live(b))
+                    .map(|b| (row[b], b as u32)),
+            );
+            let tail = near.len() > sorted;
+            if tail {
+                near.select_nth_unstable_by(sorted - 1, order);
+                near.truncate(sorted);
+            }
+            near.sort_unstable_by(order);
+            let list: Vec<u32> = near.iter().map(|&(_, b)| b).collect();
+            let dists: Vec<f64> = near.iter().map(|&(d, _)| d).collect();
+            (list, dists, tail)
+        };
+        let rows: Vec<(Vec<u32>, Vec<f64>, bool)> = self
+            .mean_distances()
             .par_iter()
             .enumerate()
-            .map_init(Vec::new, |near: &mut Vec<(f64, u32)>, (a, row)| {
-                near.clear();
-                near.extend(
-                    (0..k0)
-                        .filter(|&b| b != a && live(b))
-                        .map(|b| (row[b], b as u32)),
-                );
-                if near.len() > sorted {
-                    near.select_nth_unstable_by(sorted - 1, order);
-                    near[..sorted - 1].sort_unstable_by(order);
-                } else {
-                    near.sort_unstable_by(order);
-                }
-                let list = near.iter().map(|&(_, b)| b).collect();
-                let dists = near.iter().map(|&(d, _)| d).collect();
-                (list, dists)
-            })
+            .map_init(Vec::new, |near, (a, row)| list_of(near, a, row))
             .collect();
         let mut neighbours = Vec::with_capacity(k0);
         let mut neighbour_between = Vec::with_capacity(k0);
-        for (list, dists) in rows {
+        let mut tail = Vec::with_capacity(k0);
+        for (list, dists, cut) in rows {
             neighbours.push(list);
             neighbour_between.push(dists);
+            tail.push(cut);
         }
         MeanTable {
-            between,
             neighbours,
-            sorted,
             neighbour_between,
+            tail,
             fresh: vec![false; k0],
             opened: Vec::new(),
+            opened_between: Vec::new(),
             shift: vec![0.0; k0],
             max_shift: 0.0,
             first_rate: None,
@@ -1008,19 +1021,29 @@ impl Partition {
         between
     }
 
-    /// Recomputes slot j's distances to every other mean (after j's mean moved), growing
-    /// the table when a new slot was opened.
-    fn refresh_distances(&self, between: &mut Vec<Vec<f64>>, j: usize) {
+    /// Slot j was opened (or opened again) in this sweep: its distances to every slot are
+    /// computed, kept with the opened slots of `t`, and written into the rows of the slots
+    /// opened before it.
+    fn refresh_opened(&self, t: &mut MeanTable, j: usize) {
         let k = self.counts.len();
-        for row in between.iter_mut() {
-            row.resize(k, 0.0);
-        }
-        between.resize(k, vec![0.0; k]);
-        for i in 0..k {
+        let mut row = vec![0.0; k];
+        for (i, o) in row.iter_mut().enumerate() {
             if i != j {
-                let d = sq_dist(self.means.row(i), self.means.row(j)).sqrt();
-                between[i][j] = d;
-                between[j][i] = d;
+                *o = sq_dist(self.means.row(i), self.means.row(j)).sqrt();
+            }
+        }
+        for (&o, from_o) in t.opened.iter().zip(&mut t.opened_between) {
+            from_o.resize(k, 0.0);
+            if o != j {
+                from_o[j] = row[o];
+            }
+        }
+        match t.opened.iter().position(|&o| o == j) {
+            Some(i) => t.opened_between[i] = row,
+            None => {
+                t.fresh[j] = true;
+                t.opened.push(j);
+                t.opened_between.push(row);
             }
         }
     }
@@ -1449,7 +1472,7 @@ mod tests {
             // With a table throughout, never one, or one dropped when openings pass 6 slots.
             if !blobs {
                 p.table_max_slots = [TABLE_MAX_SLOTS, 0, 6][seed as usize % 3];
-                // Neighbour lists sorted in full, or only their nearest 1 or 3.
+                // Neighbour lists of every other slot, or of only the nearest 1 or 3.
                 p.sorted_neighbours = [SORTED_NEIGHBOURS, 1, 3][seed as usize / 3 % 3];
             }
             for round in 0..10 {
@@ -1487,7 +1510,7 @@ mod tests {
         }
         eprintln!(
             "skipped {skipped}, settled {settled}, sweeps without a table {without_table}, \
-             dropped {dropped}, searches into unsorted tails {tails}, tables kept {kept}, \
+             dropped {dropped}, searches past their lists {tails}, tables kept {kept}, \
              rebuilt as stale {stale}"
         );
         assert!(
@@ -1498,10 +1521,7 @@ mod tests {
             kept > 100 && stale > 20,
             "tables kept {kept}, rebuilt as stale {stale}"
         );
-        assert!(
-            tails > 1000,
-            "only {tails} searches went into an unsorted tail"
-        );
+        assert!(tails > 1000, "only {tails} searches went past their lists");
         assert!(skipped > 1000, "the bounds passed over only {skipped} rows");
         assert!(
             without_table > 200,
@@ -1553,11 +1573,11 @@ mod tests {
         assert!(merges > 1000, "only {merges} merges were compared");
     }
 
-    /// The table, built row by row in parallel, holds each pair's distance computed one
-    /// pair at a time (both ways round, bit for bit), each list holds every other live slot
-    /// once, and its sorted part is nearest first and no farther than the rest. Fails when
-    /// the mirror misses a block edge, a quad's distance lands in the wrong column, or an
-    /// emptied slot enters the lists.
+    /// The table, built slot by slot in parallel, lists for each slot its nearest live other slots, nearest first, with the
+    /// distance of each pair computed one pair at a time (bit for bit), as many as it may
+    /// hold, and says whether it left any out (all at least as far as the last listed). Fails
+    /// when the mirror misses a block edge, a quad's distance lands in the wrong column, an
+    /// emptied slot enters the lists, or a list keeps other than the nearest.
     #[test]
     fn table_rows_are_the_distances_of_each_pair() {
         let pool = rayon::ThreadPoolBuilder::new()
@@ -1571,34 +1591,26 @@ mod tests {
             let labels: Vec<usize> = (0..n).map(|i| if i % 5 == 4 { i - 1 } else { i }).collect();
             let mut p = Partition::new(x.view(), labels, n);
             p.sorted_neighbours = sorted;
-            let t = pool.install(|| p.mean_table());
             let live: Vec<usize> = (0..n).filter(|&b| p.counts[b] > 0).collect();
+            let t = pool.install(|| p.mean_table());
             for a in 0..n {
-                for b in 0..n {
-                    let want = if a == b {
-                        0.0
-                    } else {
-                        sq_dist(p.means.row(a), p.means.row(b)).sqrt()
-                    };
-                    assert_eq!(t.between[a][b].to_bits(), want.to_bits(), "({a}, {b})");
+                let dist = |b: usize| sq_dist(p.means.row(a), p.means.row(b)).sqrt();
+                let mut others: Vec<(f64, usize)> = live
+                    .iter()
+                    .filter(|&&b| b != a)
+                    .map(|&b| (dist(b), b))
+                    .collect();
+                others.sort_by(|p, q| p.0.total_cmp(&q.0).then(p.1.cmp(&q.1)));
+                let listed: Vec<(f64, usize)> = (t.neighbours[a].iter())
+                    .zip(&t.neighbour_between[a])
+                    .map(|(&b, &ab)| (ab, b as usize))
+                    .collect();
+                let want = &others[..others.len().min(sorted)];
+                assert_eq!(listed.len(), want.len(), "slot {a}");
+                for ((ab, b), (w, wb)) in listed.iter().zip(want) {
+                    assert_eq!((ab.to_bits(), b), (w.to_bits(), wb), "slot {a}");
                 }
-                let mut listed: Vec<usize> = t.neighbours[a].iter().map(|&b| b as usize).collect();
-                let head = listed.len().min(t.sorted);
-                for (i, (&b, &dist)) in listed.iter().zip(&t.neighbour_between[a]).enumerate() {
-                    assert_eq!(dist.to_bits(), t.between[a][b].to_bits());
-                    if i + 1 < head {
-                        assert!(
-                            dist <= t.neighbour_between[a][i + 1],
-                            "slot {a}: unsorted head"
-                        );
-                    }
-                    if i >= head {
-                        assert!(dist >= t.neighbour_between[a][head - 1], "slot {a}: tail");
-                    }
-                }
-                listed.sort_unstable();
-                let others: Vec<usize> = live.iter().copied().filter(|&b| b != a).collect();
-                assert_eq!(listed, others, "slot {a}'s list");
+                assert_eq!(t.tail[a], others.len() > sorted, "slot {a}'s tail");
             }
         }
     }

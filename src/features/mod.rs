@@ -11,6 +11,7 @@ mod dense;
 pub mod k_features;
 pub(crate) mod kernels;
 pub mod lstsq;
+mod memo;
 pub mod model;
 pub mod objective;
 mod params;

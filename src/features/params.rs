@@ -4,9 +4,10 @@
 use super::bp_means::{bp_means_run, bp_means_unscored};
 use super::collapsed::collapsed_bp_means_run;
 use super::k_features::k_features_run;
+use super::memo::SharedMemo;
 use super::model::{EXACT_ROW_MAX_K, FeatureModel, FeatureRun};
-use super::refine::{RoundMemo, Setting, refine_bp_means, refine_k_features};
-use super::seeding::{FeatureSeeding, SeedTarget, seed_features};
+use super::refine::{RoundMemo, Setting, refine_bp_means, refine_k_features, run_bytes};
+use super::seeding::{FeatureSeeding, SeedMemo, SeedTarget, seed_features, seed_features_shared};
 use super::stepwise::stepwise;
 use crate::MatrixView;
 use crate::error::{FitError, ParamError, check_data, check_penalty};
@@ -14,6 +15,9 @@ use crate::linalg::row_sq_norms;
 use crate::model::Fit;
 use crate::restarts::{Observer, best_of_runs};
 use rand_chacha::ChaCha8Rng;
+
+/// Memory the BP-means runs remembered by the state their seeding ends in may take (per fit).
+const RUN_MEMO_BYTES: usize = 32 << 20;
 
 /// Restarts of every feature algorithm unless [`FeatureParams::restarts`] says otherwise
 /// (for stepwise K-features: at every K). The measurements behind it are in
@@ -281,25 +285,42 @@ impl FeatureValidParams {
                 let k_max = self.k.unwrap_or(usize::MAX);
                 let norms = row_sq_norms(x);
                 let memo = RoundMemo::default();
+                // Restarts whose seedings end in the same state hold the same (Z, A), so the
+                // same run: it is made once (`SeedMemo`). Only with grown seeds: the paper's
+                // seeds seldom repeat, and a grown feature costs up to GROW_STEPS passes.
+                let seeds = SeedMemo::default();
+                let runs = SharedMemo::new(RUN_MEMO_BYTES);
                 let best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
                     let target = SeedTarget::Penalty { penalty, k_max };
-                    let (z, a) = seed_features(x, self.seeding, target, self.grows_seeds(), rng);
-                    if self.refines() {
-                        // The refinement derives A and the objective from Z again.
-                        let run = bp_means_unscored(x, &norms, penalty, k_max, self.max_iter, z, a);
-                        let setting = Setting {
-                            x,
-                            x_norms: &norms,
-                            penalty,
-                            k_max,
-                            max_iter: self.max_iter,
-                            exact_max_k: self.exact_max_k,
-                            seed: self.seed,
-                            memo: Some(&memo),
-                        };
-                        refine_bp_means(&setting, run)
-                    } else {
-                        bp_means_run(x, &norms, penalty, k_max, self.max_iter, z, a)
+                    let grow = self.grows_seeds();
+                    let shared = grow.then_some(&seeds);
+                    let (z, a, seeded) =
+                        seed_features_shared(x, self.seeding, target, grow, rng, shared);
+                    let run = || {
+                        if self.refines() {
+                            // The refinement derives A and the objective from Z again.
+                            let run =
+                                bp_means_unscored(x, &norms, penalty, k_max, self.max_iter, z, a);
+                            let setting = Setting {
+                                x,
+                                x_norms: &norms,
+                                penalty,
+                                k_max,
+                                max_iter: self.max_iter,
+                                exact_max_k: self.exact_max_k,
+                                seed: self.seed,
+                                memo: Some(&memo),
+                            };
+                            refine_bp_means(&setting, run)
+                        } else {
+                            bp_means_run(x, &norms, penalty, k_max, self.max_iter, z, a)
+                        }
+                    };
+                    match seeded {
+                        Some(state) => {
+                            runs.get_or_make(state.to_le_bytes().to_vec(), run, run_bytes)
+                        }
+                        None => run(),
                     }
                 });
                 FeatureModel::from_best(best)

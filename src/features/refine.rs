@@ -38,6 +38,7 @@ use super::collapsed::collapsed_bp_means_run;
 use super::k_features::k_features_run;
 use super::kernels::{GraySteps, descend_row, gram, row_cost};
 use super::lstsq::{least_squares, least_squares_and_rss};
+use super::memo::SharedMemo;
 use super::model::FeatureRun;
 use super::objective::residual_ss;
 use super::seeding::{Grown, grow_feature};
@@ -48,8 +49,6 @@ use crate::linalg::{gemm_xat, sq_norm};
 use crate::restarts::draw_weighted;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use std::collections::HashMap;
-use std::sync::Mutex;
 
 /// Features grown per round by the grow and deep moves, and features removed per round by
 /// the deep moves (the cheapest to remove).
@@ -88,15 +87,13 @@ pub(crate) struct Setting<'a> {
 /// reaches a remembered Z skips the least-squares solve, the residual and the round.
 /// States are remembered until they reach [`ROUND_MEMO_BYTES`]; later ones are made every
 /// time (same result, more work).
-#[derive(Debug, Default)]
-pub(crate) struct RoundMemo(Mutex<MemoInner>);
+#[derive(Debug)]
+pub(crate) struct RoundMemo(SharedMemo<Remembered>);
 
-#[derive(Debug, Default)]
-struct MemoInner {
-    rounds: HashMap<Vec<u8>, Remembered>,
-    bytes: usize,
-    /// Rounds taken from the memo instead of made.
-    hits: usize,
+impl Default for RoundMemo {
+    fn default() -> Self {
+        Self(SharedMemo::new(ROUND_MEMO_BYTES))
+    }
 }
 
 /// A remembered state's A and objective, and its round's outcome.
@@ -111,7 +108,7 @@ struct Remembered {
 pub(crate) const ROUND_MEMO_BYTES: usize = 64 << 20;
 
 /// Bytes a run's Z, A and trace take.
-fn run_bytes(run: &FeatureRun) -> usize {
+pub(crate) fn run_bytes(run: &FeatureRun) -> usize {
     run.z.n() * run.z.k() + 8 * (run.a.as_slice().len() + run.trace.len()) + 64
 }
 
@@ -128,31 +125,23 @@ fn z_key(z: &BinaryMatrix) -> Vec<u8> {
 impl RoundMemo {
     /// The remembered state and round of the sorted Z `key`.
     fn get(&self, key: &[u8]) -> Option<Remembered> {
-        let mut memo = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let found = memo.rounds.get(key)?.clone();
-        memo.hits += 1;
-        Some(found)
+        self.0.get(key)
     }
 
     /// Rounds taken from the memo so far.
     #[cfg(test)]
     fn hits(&self) -> usize {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).hits
+        self.0.hits()
     }
 
     fn insert(&self, key: Vec<u8>, state: &FeatureRun, outcome: &Option<FeatureRun>) {
-        let bytes = key.len() + run_bytes(state) + outcome.as_ref().map_or(0, run_bytes);
-        let mut memo = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if memo.bytes + bytes > ROUND_MEMO_BYTES || memo.rounds.contains_key(&key) {
-            return;
-        }
+        let bytes = run_bytes(state) + outcome.as_ref().map_or(0, run_bytes);
         let remembered = Remembered {
             a: state.a.clone(),
             objective: state.objective,
             outcome: outcome.clone(),
         };
-        memo.rounds.insert(key, remembered);
-        memo.bytes += bytes;
+        self.0.insert(key, remembered, bytes);
     }
 }
 

@@ -25,6 +25,7 @@
 //!
 //! [`FeatureParams::grow_seeds`]: crate::features::FeatureParams::grow_seeds
 
+use super::memo::SharedMemo;
 use super::refine::GROW_STEPS;
 use super::zmat::BinaryMatrix;
 use crate::MatrixView;
@@ -32,6 +33,8 @@ use crate::RowMatrix;
 use crate::linalg::{mean_row, sq_dists_to};
 use crate::restarts::draw_weighted;
 use rand_chacha::ChaCha8Rng;
+use std::collections::HashMap;
+use std::sync::Mutex;
 
 /// With a penalty and growth: draws whose grown feature does not pay before the seeding
 /// stops.
@@ -130,6 +133,70 @@ pub(crate) fn grow_feature(
     }
 }
 
+/// The seedings of the restarts of one fit, shared ([`seed_features_shared`]). A seeding's
+/// state after some features were taken is a function of those features (their rows and
+/// means, in order): the residuals and errors are. So is each feature grown from a drawn
+/// row in that state. States are numbered as they are first met (0: the state every seeding
+/// starts in), and the grown features kept by (state, drawn row), until the memo's budget is
+/// spent.
+#[derive(Debug)]
+pub(crate) struct SeedMemo {
+    /// (state, the bytes of the feature taken in it) → the state after it.
+    states: Mutex<States>,
+    grown: SharedMemo<Grown>,
+}
+
+#[derive(Debug, Default)]
+struct States {
+    next: HashMap<(u64, Vec<u8>), u64>,
+    bytes: usize,
+}
+
+/// Memory each of the two parts of a [`SeedMemo`] may take.
+const SEED_MEMO_BYTES: usize = 32 << 20;
+
+impl Default for SeedMemo {
+    fn default() -> Self {
+        Self {
+            states: Mutex::new(States::default()),
+            grown: SharedMemo::new(SEED_MEMO_BYTES),
+        }
+    }
+}
+
+impl SeedMemo {
+    /// The number of the state reached from `state` by taking the feature with these rows
+    /// and mean (`None` once the budget is spent).
+    fn after(&self, state: u64, rows: &[bool], mean: &[f64]) -> Option<u64> {
+        let mut key = Vec::with_capacity(rows.len() + 8 * mean.len());
+        key.extend(rows.iter().map(|&t| u8::from(t)));
+        mean.iter()
+            .for_each(|v| key.extend_from_slice(&v.to_bits().to_le_bytes()));
+        let mut states = self.states.lock().unwrap_or_else(|e| e.into_inner());
+        let bytes = key.len() + 32;
+        let fresh = states.next.len() as u64 + 1;
+        let entry = (state, key);
+        if let Some(&next) = states.next.get(&entry) {
+            return Some(next);
+        }
+        if states.bytes + bytes > SEED_MEMO_BYTES {
+            return None;
+        }
+        states.next.insert(entry, fresh);
+        states.bytes += bytes;
+        Some(fresh)
+    }
+
+    /// The feature grown from row `pick` in state `state`: remembered, or grown by `grow`.
+    fn grown(&self, state: u64, pick: usize, grow: impl FnOnce() -> Grown) -> Grown {
+        let mut key = state.to_le_bytes().to_vec();
+        key.extend_from_slice(&(pick as u64).to_le_bytes());
+        self.grown.get_or_make(key, grow, |g| {
+            g.rows.len() + 8 * (g.mean.len() + g.dist.len()) + 64
+        })
+    }
+}
+
 /// Seeds (Z, A) on `x` (serial; O(N·D) per feature, and per growth step). With `grow` and
 /// a penalty target each drawn residual is grown before it is tested (module documentation);
 /// otherwise this is the paper's seeding.
@@ -140,6 +207,23 @@ pub(crate) fn seed_features(
     grow: bool,
     rng: &mut ChaCha8Rng,
 ) -> (BinaryMatrix, RowMatrix) {
+    let (z, a, _) = seed_features_shared(x, form, target, grow, rng, None);
+    (z, a)
+}
+
+/// [`seed_features`] with the features grown by the other restarts of the fit taken from
+/// `memo` (the same bits as growing them again), and the number of the state the seeding
+/// ends in: restarts that end in the same state hold the same (Z, A), bit for bit (`None`
+/// without a memo, or once its budget is spent).
+pub(crate) fn seed_features_shared(
+    x: MatrixView<'_>,
+    form: FeatureSeeding,
+    target: SeedTarget,
+    grow: bool,
+    rng: &mut ChaCha8Rng,
+    memo: Option<&SeedMemo>,
+) -> (BinaryMatrix, RowMatrix, Option<u64>) {
+    let mut state = memo.map(|_| 0);
     let (n, d) = (x.n_rows(), x.n_cols());
     let mut z = BinaryMatrix::zeros(n, 0);
     let mut a = RowMatrix::zeros(0, d);
@@ -155,7 +239,7 @@ pub(crate) fn seed_features(
         (0, 1)
     };
     if limit == 0 {
-        return (z, a);
+        return (z, a, state);
     }
     if form == FeatureSeeding::BaseFeature {
         let m = mean_row(x);
@@ -183,10 +267,17 @@ pub(crate) fn seed_features(
             // Nothing left to explain: pad with an empty, zero-mean feature.
             z.push_col();
             a.push_row(&vec![0.0; d]);
+            state = memo
+                .zip(state)
+                .and_then(|(m, s)| m.after(s, &vec![false; n], &vec![0.0; d]));
             continue;
         }
         let pick = draw_weighted(&err, rng);
-        let grown = grow_feature(resid.view(), &err, resid.row(pick), steps);
+        let grow_it = || grow_feature(resid.view(), &err, resid.row(pick), steps);
+        let grown = match memo.zip(state) {
+            Some((m, s)) => m.grown(s, pick, grow_it),
+            None => grow_it(),
+        };
         if let Some(p) = penalty
             && grown.gain <= p
         {
@@ -209,8 +300,11 @@ pub(crate) fn seed_features(
             }
         }
         a.push_row(&grown.mean);
+        state = memo
+            .zip(state)
+            .and_then(|(m, s)| m.after(s, &grown.rows, &grown.mean));
     }
-    (z, a)
+    (z, a, state)
 }
 
 #[cfg(test)]
@@ -296,6 +390,57 @@ mod tests {
             &mut run_rng(1, 0),
         );
         assert_eq!(z.k(), 2);
+    }
+
+    /// Seedings that share a memo end where each ends alone, bit for bit, whichever
+    /// restarts came first; the memo is used (grown features taken from it, states met
+    /// again), and restarts that end in the same state hold the same (Z, A).
+    #[test]
+    fn shared_seedings_give_the_bits_of_their_own() {
+        let x = crate::generate::block_images(60, 0.5, 0.5, 3).unwrap().x;
+        let target = SeedTarget::Penalty {
+            penalty: 30.0,
+            k_max: usize::MAX,
+        };
+        let memo = SeedMemo::default();
+        let mut ends: HashMap<u64, (BinaryMatrix, Vec<u64>)> = HashMap::new();
+        let bits = |a: &RowMatrix| a.as_slice().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        let mut repeated = 0;
+        for pass in 0..2 {
+            for r in 0..40 {
+                let r = if pass == 0 { r } else { 39 - r };
+                let own = seed_features(
+                    x.view(),
+                    FeatureSeeding::BaseFeature,
+                    target,
+                    true,
+                    &mut run_rng(5, r),
+                );
+                let (z, a, state) = seed_features_shared(
+                    x.view(),
+                    FeatureSeeding::BaseFeature,
+                    target,
+                    true,
+                    &mut run_rng(5, r),
+                    Some(&memo),
+                );
+                assert!(z == own.0 && bits(&a) == bits(&own.1), "restart {r}, pass {pass}");
+                let state = state.expect("within the budget");
+                match ends.get(&state) {
+                    Some((z0, a0)) => {
+                        assert!(*z0 == z && *a0 == bits(&a), "state {state}");
+                        repeated += 1;
+                    }
+                    None => {
+                        ends.insert(state, (z, bits(&a)));
+                    }
+                }
+            }
+        }
+        assert!(memo.grown.hits() > 40, "grown features remembered: {}", memo.grown.hits());
+        // The second pass meets every state of the first; some restarts meet others' already
+        // in the first.
+        assert!(repeated > 40, "states met again: {repeated}");
     }
 
     #[test]

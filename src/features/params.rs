@@ -328,10 +328,24 @@ impl FeatureValidParams {
             FeatureAlgo::CollapsedBpMeans => {
                 let penalty = self.penalty.expect("collapsed BP-means has a penalty");
                 let k_max = self.k.unwrap_or(usize::MAX);
+                // As for BP-means: a seeding's end state gives the run (`SeedMemo`).
+                let seeds = SeedMemo::default();
+                let runs = SharedMemo::new(RUN_MEMO_BYTES);
                 let best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
                     let target = SeedTarget::Penalty { penalty, k_max };
-                    let (z, _) = seed_features(x, self.seeding, target, self.grows_seeds(), rng);
-                    collapsed_bp_means_run(x, penalty, k_max, self.max_iter, self.exact_max_k, z)
+                    let grow = self.grows_seeds();
+                    let shared = grow.then_some(&seeds);
+                    let (z, _, seeded) =
+                        seed_features_shared(x, self.seeding, target, grow, rng, shared);
+                    let (max_iter, exact_max_k) = (self.max_iter, self.exact_max_k);
+                    let run =
+                        || collapsed_bp_means_run(x, penalty, k_max, max_iter, exact_max_k, z);
+                    match seeded {
+                        Some(state) => {
+                            runs.get_or_make(state.to_le_bytes().to_vec(), run, run_bytes)
+                        }
+                        None => run(),
+                    }
                 });
                 FeatureModel::from_best(best)
             }

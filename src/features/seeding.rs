@@ -424,7 +424,10 @@ mod tests {
                     &mut run_rng(5, r),
                     Some(&memo),
                 );
-                assert!(z == own.0 && bits(&a) == bits(&own.1), "restart {r}, pass {pass}");
+                assert!(
+                    z == own.0 && bits(&a) == bits(&own.1),
+                    "restart {r}, pass {pass}"
+                );
                 let state = state.expect("within the budget");
                 match ends.get(&state) {
                     Some((z0, a0)) => {
@@ -437,7 +440,11 @@ mod tests {
                 }
             }
         }
-        assert!(memo.grown.hits() > 40, "grown features remembered: {}", memo.grown.hits());
+        assert!(
+            memo.grown.hits() > 40,
+            "grown features remembered: {}",
+            memo.grown.hits()
+        );
         // The second pass meets every state of the first; some restarts meet others' already
         // in the first.
         assert!(repeated > 40, "states met again: {repeated}");

@@ -1,7 +1,7 @@
 //! Parameters of the feature algorithms (one builder for the family), their checks, and
 //! fitting with parallel, reproducible restarts.
 
-use super::bp_means::{bp_means_run, bp_means_unscored};
+use super::bp_means::BpMeansRun;
 use super::collapsed::collapsed_bp_means_run;
 use super::k_features::k_features_run;
 use super::memo::SharedMemo;
@@ -296,24 +296,25 @@ impl FeatureValidParams {
                     let shared = grow.then_some(&seeds);
                     let (z, a, seeded) =
                         seed_features_shared(x, self.seeding, target, grow, rng, shared);
+                    let bp = BpMeansRun {
+                        x,
+                        x_norms: &norms,
+                        penalty,
+                        k_max,
+                        max_iter: self.max_iter,
+                    };
                     let run = || {
                         if self.refines() {
-                            // The refinement derives A and the objective from Z again.
-                            let run =
-                                bp_means_unscored(x, &norms, penalty, k_max, self.max_iter, z, a);
                             let setting = Setting {
-                                x,
-                                x_norms: &norms,
-                                penalty,
-                                k_max,
-                                max_iter: self.max_iter,
+                                bp,
                                 exact_max_k: self.exact_max_k,
                                 seed: self.seed,
                                 memo: Some(&memo),
                             };
-                            refine_bp_means(&setting, run)
+                            // The refinement derives A and the objective from Z again.
+                            refine_bp_means(&setting, bp.run_unscored(z, a))
                         } else {
-                            bp_means_run(x, &norms, penalty, k_max, self.max_iter, z, a)
+                            bp.run(z, a)
                         }
                     };
                     match seeded {
@@ -375,11 +376,13 @@ impl FeatureValidParams {
         let run = k_features_run(x, self.max_iter, self.exact_max_k, z, a);
         if self.refines() {
             let setting = Setting {
-                x,
-                x_norms: &[],
-                penalty: 0.0,
-                k_max: k,
-                max_iter: self.max_iter,
+                bp: BpMeansRun {
+                    x,
+                    x_norms: &[],
+                    penalty: 0.0,
+                    k_max: k,
+                    max_iter: self.max_iter,
+                },
                 exact_max_k: self.exact_max_k,
                 seed: self.seed,
                 memo: None,

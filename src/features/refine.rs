@@ -33,7 +33,7 @@
 //! it — first when the grown feature's gain alone pays for the swap, then (deep) whatever its
 //! gain, descending by K-features before comparing.
 
-use super::bp_means::bp_means_run;
+use super::bp_means::BpMeansRun;
 use super::collapsed::collapsed_bp_means_run;
 use super::k_features::k_features_run;
 use super::kernels::{GraySteps, descend_row, gram, row_cost};
@@ -65,11 +65,9 @@ pub(crate) const MOVE_EXACT_MAX_K: usize = 8;
 /// What a refinement needs besides the run.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Setting<'a> {
-    pub x: MatrixView<'a>,
-    pub x_norms: &'a [f64],
-    pub penalty: f64,
-    pub k_max: usize,
-    pub max_iter: usize,
+    /// The data, penalty and caps, as the BP-means runs of the refinement take them (for
+    /// K-features: no norms, no penalty, K as the cap).
+    pub bp: BpMeansRun<'a>,
     pub exact_max_k: usize,
     /// The fit's seed, mixed into every round's generator ([`round_rng`]).
     pub seed: u64,
@@ -207,9 +205,9 @@ fn chain(run: FeatureRun, next: FeatureRun) -> FeatureRun {
 ///
 /// Of `run`, only Z, the iterations, the convergence flag and the trace are read: its state
 /// (A and the objective) is derived from Z ([`canonical`]), so `run` may come from
-/// [`bp_means_unscored`](super::bp_means::bp_means_unscored).
+/// [`BpMeansRun::run_unscored`].
 pub(crate) fn refine_bp_means(s: &Setting, mut run: FeatureRun) -> FeatureRun {
-    for _ in 0..s.max_iter {
+    for _ in 0..s.bp.max_iter {
         let z = sorted_columns(&run.z);
         let key = s.memo.map(|_| z_key(&z));
         let known = s.memo.zip(key.as_deref()).and_then(|(m, key)| m.get(key));
@@ -263,8 +261,8 @@ fn sorted_columns(z: &BinaryMatrix) -> BinaryMatrix {
 /// bits because it was solved with the columns in another order, then start their round
 /// from the same state, and share it through the memo.
 fn canonical(s: &Setting, z: BinaryMatrix, run: FeatureRun) -> FeatureRun {
-    let a = least_squares(s.x, &z).a;
-    let objective = residual_ss(s.x, &z, &a) + z.k() as f64 * s.penalty;
+    let a = least_squares(s.bp.x, &z).a;
+    let objective = residual_ss(s.bp.x, &z, &a) + z.k() as f64 * s.bp.penalty;
     FeatureRun {
         z,
         a,
@@ -276,23 +274,21 @@ fn canonical(s: &Setting, z: BinaryMatrix, run: FeatureRun) -> FeatureRun {
 /// One round of the BP-means refinement from `run`: the run of BP-means after the first
 /// move that lowers the objective, or `None` when no move does.
 fn bp_means_round(s: &Setting, rng: &mut ChaCha8Rng, run: &FeatureRun) -> Option<FeatureRun> {
-    let bp = |(z, a): (BinaryMatrix, RowMatrix)| {
-        bp_means_run(s.x, s.x_norms, s.penalty, s.k_max, s.max_iter, z, a)
-    };
+    let bp = |(z, a): (BinaryMatrix, RowMatrix)| s.bp.run(z, a);
     // 1. Grow a feature that pays as it is.
-    if run.a.n_rows() < s.k_max {
-        let (resid, err) = residuals(s.x, &run.z, &run.a);
+    if run.a.n_rows() < s.bp.k_max {
+        let (resid, err) = residuals(s.bp.x, &run.z, &run.a);
         for _ in 0..GROW_TRIES {
             let Some(g) = grow_from(&resid, &err, rng) else {
                 break;
             };
-            if g.gain > s.penalty + tol(run.objective) {
+            if g.gain > s.bp.penalty + tol(run.objective) {
                 return Some(bp(with_feature(&run.z, &run.a, &g)));
             }
         }
     }
     // 2. Remove or merge.
-    let removal_costs = match remove_or_merge(s.x, &run.z, &run.a, s.penalty, run.objective) {
+    let removal_costs = match remove_or_merge(s.bp.x, &run.z, &run.a, s.bp.penalty, run.objective) {
         Ok(za) => return Some(bp(za)),
         Err(costs) => costs,
     };
@@ -302,10 +298,10 @@ fn bp_means_round(s: &Setting, rng: &mut ChaCha8Rng, run: &FeatureRun) -> Option
     }
     // 4. Polish.
     let c = collapsed_bp_means_run(
-        s.x,
-        s.penalty,
-        s.k_max,
-        s.max_iter.min(POLISH_SWEEPS),
+        s.bp.x,
+        s.bp.penalty,
+        s.bp.k_max,
+        s.bp.max_iter.min(POLISH_SWEEPS),
         s.exact_max_k.min(MOVE_EXACT_MAX_K),
         run.z.clone(),
     );
@@ -325,12 +321,18 @@ fn deep_move(
     removal_costs: &[(usize, f64)],
 ) -> Option<FeatureRun> {
     let descend = |z: BinaryMatrix, a: RowMatrix| {
-        let kf = k_features_run(s.x, s.max_iter, s.exact_max_k.min(MOVE_EXACT_MAX_K), z, a);
-        bp_means_run(s.x, s.x_norms, s.penalty, s.k_max, s.max_iter, kf.z, kf.a)
+        let kf = k_features_run(
+            s.bp.x,
+            s.bp.max_iter,
+            s.exact_max_k.min(MOVE_EXACT_MAX_K),
+            z,
+            a,
+        );
+        s.bp.run(kf.z, kf.a)
     };
     let current = run.objective;
-    if run.a.n_rows() < s.k_max {
-        let (resid, err) = residuals(s.x, &run.z, &run.a);
+    if run.a.n_rows() < s.bp.k_max {
+        let (resid, err) = residuals(s.bp.x, &run.z, &run.a);
         for _ in 0..GROW_TRIES {
             let Some(g) = grow_from(&resid, &err, rng) else {
                 break;
@@ -364,10 +366,11 @@ pub(crate) fn refine_k_features(
     rng: &mut ChaCha8Rng,
     mut run: FeatureRun,
 ) -> FeatureRun {
-    let kf = |z: BinaryMatrix, a: RowMatrix| k_features_run(s.x, s.max_iter, s.exact_max_k, z, a);
-    let (x, k) = (s.x, run.z.k());
+    let kf =
+        |z: BinaryMatrix, a: RowMatrix| k_features_run(s.bp.x, s.bp.max_iter, s.exact_max_k, z, a);
+    let (x, k) = (s.bp.x, run.z.k());
     let x_sq: f64 = x.as_slice().iter().map(|v| v * v).sum();
-    for _ in 0..s.max_iter {
+    for _ in 0..s.bp.max_iter {
         let current = run.objective;
         // Each feature removed (its rows re-optimised, A re-solved), cheapest first.
         let mut removed: Vec<(f64, BinaryMatrix, RowMatrix)> = (0..k)
@@ -645,11 +648,13 @@ mod tests {
         let norms = row_sq_norms(x.view());
         let penalty = 30.0;
         let setting = |memo| Setting {
-            x: x.view(),
-            x_norms: &norms,
-            penalty,
-            k_max: usize::MAX,
-            max_iter: 300,
+            bp: BpMeansRun {
+                x: x.view(),
+                x_norms: &norms,
+                penalty,
+                k_max: usize::MAX,
+                max_iter: 300,
+            },
             exact_max_k: 12,
             seed: 5,
             memo,
@@ -669,15 +674,7 @@ mod tests {
                 true,
                 &mut rng,
             );
-            runs.push(bp_means_run(
-                x.view(),
-                &norms,
-                penalty,
-                usize::MAX,
-                300,
-                z,
-                a,
-            ));
+            runs.push(setting(None).bp.run(z, a));
         }
         let fresh: Vec<FeatureRun> = runs
             .iter()

@@ -25,6 +25,4 @@
 mod rows;
 mod sweep;
 
-pub(crate) use sweep::{
-    bp_means_run, bp_means_unscored, clean_columns, clean_columns_mask_from_gram,
-};
+pub(crate) use sweep::{BpMeansRun, clean_columns, clean_columns_mask_from_gram};

@@ -31,99 +31,105 @@ use std::collections::HashMap;
 /// Relative margin (of ‖x_n‖² + zᵀGz) inside which ‖r‖² is recomputed directly.
 const RECOMPUTE_MARGIN: f64 = 1e-7;
 
-/// Runs BP-means from the seed (Z, A) until Z stops changing or `max_iter` sweeps; the
-/// objective is recomputed from the final Z and A (directly, see the module documentation).
-pub(crate) fn bp_means_run(
-    x: MatrixView<'_>,
-    x_norms: &[f64],
-    penalty: f64,
-    k_max: usize,
-    max_iter: usize,
-    z0: BinaryMatrix,
-    a0: RowMatrix,
-) -> FeatureRun {
-    let mut run = bp_means_unscored(x, x_norms, penalty, k_max, max_iter, z0, a0);
-    run.objective = residual_ss(x, &run.z, &run.a) + run.a.n_rows() as f64 * penalty;
-    run
+/// A BP-means run's data and settings, all but its seed: the rows `x` and their squared
+/// norms, the penalty P, the cap on K and on the sweeps.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BpMeansRun<'a> {
+    pub x: MatrixView<'a>,
+    pub x_norms: &'a [f64],
+    pub penalty: f64,
+    pub k_max: usize,
+    pub max_iter: usize,
 }
 
-/// [`bp_means_run`] without its last step: the returned `objective` is NaN, not the
-/// objective recomputed from Z and A. For a run handed straight to the refinement, which
-/// derives A and the objective from Z again.
-pub(crate) fn bp_means_unscored(
-    x: MatrixView<'_>,
-    x_norms: &[f64],
-    penalty: f64,
-    k_max: usize,
-    max_iter: usize,
-    z0: BinaryMatrix,
-    a0: RowMatrix,
-) -> FeatureRun {
-    let mut z = z0;
-    let mut a = a0;
-    let mut trace = Vec::new();
-    let mut converged = false;
-    let mut n_iter = 0;
-    // The seed's A is not the least-squares A of its Z: a sweep without changes only proves
-    // convergence once A has been through the least-squares step.
-    let mut a_is_ls = false;
-    let x_sq: f64 = x_norms.iter().sum();
-    // G = A Aᵀ of the current A when the least-squares step formed it (the same values
-    // `gram` gives), so the sweep need not form it again.
-    let mut gm_a: Option<Vec<f64>> = None;
-    // ZᵀZ and ZᵀX of Z as the next sweep starts, once summed: the sweep then only adds the
-    // change from the entries it flips (see [`sweep`]).
-    let mut normal_kept: Option<NormalSums> = None;
-    while n_iter < max_iter {
-        n_iter += 1;
-        let gm_old = gm_a.take().unwrap_or_else(|| gram(&a));
-        let kept = normal_kept.take();
-        let (changed, opened, sums) = sweep(x, x_norms, penalty, k_max, &mut z, &a, gm_old, kept);
-        for r in opened.rows() {
-            a.push_row(r);
-        }
-        // The sweep gave ZᵀZ and ZᵀX of the new Z while it streamed X, unless it opened a
-        // feature; then they are summed afresh. Empty and duplicate columns are read off ZᵀZ.
-        let mut normal = sums.unwrap_or_else(|| {
-            let (ztz, ztx) = normal_equations(x, &z);
-            NormalSums { ztz, ztx }
-        });
-        let keep = clean_columns_mask_from_gram(&normal.ztz, z.k());
-        let mut removed = keep.iter().filter(|&&v| !v).count();
-        if removed > 0 {
-            z.retain_cols(&keep);
-            normal.retain(&keep);
-        }
-        let (ls, rss, gm) = solve_with_rss_gram(&normal.ztz, &normal.ztx, x_sq, x, &z);
-        a = ls.a;
-        gm_a = Some(gm);
-        if !ls.dependent.is_empty() {
-            // A column in the span of the others has a zero mean: Z A is unchanged without
-            // it, and K·P drops.
-            let mut keep = vec![true; z.k()];
-            ls.dependent.iter().for_each(|&j| keep[j] = false);
-            z.retain_cols(&keep);
-            a.retain_rows(&keep);
-            normal.retain(&keep);
-            gm_a = gm_a.map(|g| retain_square(&g, &keep));
-            removed += ls.dependent.len();
-        }
-        normal_kept = Some(normal);
-        // Dropping dependent columns leaves Z A, hence the residual, unchanged.
-        trace.push(rss + a.n_rows() as f64 * penalty);
-        if changed == 0 && removed == 0 && a_is_ls {
-            converged = true;
-            break;
-        }
-        a_is_ls = true;
+impl BpMeansRun<'_> {
+    /// Runs BP-means from the seed (Z, A) until Z stops changing or `max_iter` sweeps; the
+    /// objective is recomputed from the final Z and A (directly, see the module
+    /// documentation).
+    pub fn run(&self, z0: BinaryMatrix, a0: RowMatrix) -> FeatureRun {
+        let mut run = self.run_unscored(z0, a0);
+        run.objective = residual_ss(self.x, &run.z, &run.a) + run.a.n_rows() as f64 * self.penalty;
+        run
     }
-    FeatureRun {
-        z,
-        a,
-        objective: f64::NAN,
-        n_iter,
-        converged,
-        trace,
+
+    /// [`BpMeansRun::run`] without its last step: the returned `objective` is NaN, not the
+    /// objective recomputed from Z and A. For a run handed straight to the refinement, which
+    /// derives A and the objective from Z again.
+    pub fn run_unscored(&self, z0: BinaryMatrix, a0: RowMatrix) -> FeatureRun {
+        let BpMeansRun {
+            x,
+            x_norms,
+            penalty,
+            k_max,
+            max_iter,
+        } = *self;
+        let mut z = z0;
+        let mut a = a0;
+        let mut trace = Vec::new();
+        let mut converged = false;
+        let mut n_iter = 0;
+        // The seed's A is not the least-squares A of its Z: a sweep without changes only proves
+        // convergence once A has been through the least-squares step.
+        let mut a_is_ls = false;
+        let x_sq: f64 = x_norms.iter().sum();
+        // G = A Aᵀ of the current A when the least-squares step formed it (the same values
+        // `gram` gives), so the sweep need not form it again.
+        let mut gm_a: Option<Vec<f64>> = None;
+        // ZᵀZ and ZᵀX of Z as the next sweep starts, once summed: the sweep then only adds the
+        // change from the entries it flips (see [`sweep`]).
+        let mut normal_kept: Option<NormalSums> = None;
+        while n_iter < max_iter {
+            n_iter += 1;
+            let gm_old = gm_a.take().unwrap_or_else(|| gram(&a));
+            let kept = normal_kept.take();
+            let (changed, opened, sums) =
+                sweep(x, x_norms, penalty, k_max, &mut z, &a, gm_old, kept);
+            for r in opened.rows() {
+                a.push_row(r);
+            }
+            // The sweep gave ZᵀZ and ZᵀX of the new Z while it streamed X, unless it opened a
+            // feature; then they are summed afresh. Empty and duplicate columns are read off ZᵀZ.
+            let mut normal = sums.unwrap_or_else(|| {
+                let (ztz, ztx) = normal_equations(x, &z);
+                NormalSums { ztz, ztx }
+            });
+            let keep = clean_columns_mask_from_gram(&normal.ztz, z.k());
+            let mut removed = keep.iter().filter(|&&v| !v).count();
+            if removed > 0 {
+                z.retain_cols(&keep);
+                normal.retain(&keep);
+            }
+            let (ls, rss, gm) = solve_with_rss_gram(&normal.ztz, &normal.ztx, x_sq, x, &z);
+            a = ls.a;
+            gm_a = Some(gm);
+            if !ls.dependent.is_empty() {
+                // A column in the span of the others has a zero mean: Z A is unchanged without
+                // it, and K·P drops.
+                let mut keep = vec![true; z.k()];
+                ls.dependent.iter().for_each(|&j| keep[j] = false);
+                z.retain_cols(&keep);
+                a.retain_rows(&keep);
+                normal.retain(&keep);
+                gm_a = gm_a.map(|g| retain_square(&g, &keep));
+                removed += ls.dependent.len();
+            }
+            normal_kept = Some(normal);
+            // Dropping dependent columns leaves Z A, hence the residual, unchanged.
+            trace.push(rss + a.n_rows() as f64 * penalty);
+            if changed == 0 && removed == 0 && a_is_ls {
+                converged = true;
+                break;
+            }
+            a_is_ls = true;
+        }
+        FeatureRun {
+            z,
+            a,
+            objective: f64::NAN,
+            n_iter,
+            converged,
+            trace,
+        }
     }
 }
 

@@ -157,13 +157,12 @@ pub(crate) fn assign_rows_shifted(
             }
         }
         let mut rows = vec![0u8; b * k];
-        for i in 0..b {
-            let zi = &mut rows[i * k..(i + 1) * k];
-            let gi = &g[i * k..(i + 1) * k];
-            if let Some(t) = &table {
-                t.best(gi, zi);
-            } else {
-                descend_row(zi, gi, &gm, 4 * k + 8);
+        if let Some(t) = &table {
+            t.best_rows(&g, &mut rows);
+        } else {
+            for i in 0..b {
+                let zi = &mut rows[i * k..(i + 1) * k];
+                descend_row(zi, &g[i * k..(i + 1) * k], &gm, 4 * k + 8);
             }
         }
         let mut z = out.lock().expect("no panics while holding the lock");

@@ -589,17 +589,20 @@ fn apply(
         }
         let mut gb = vec![0.0; affected.len() * kc];
         gemm_xat(&mut gb, &xb, affected.len(), &ac);
-        let mut cand = vec![0u8; kc];
+        // Each row's best given the remaining means (through the table, four rows at a time).
+        let mut cands = vec![0u8; affected.len() * kc];
+        if let Some(t) = &table {
+            t.best_rows(&gb, &mut cands);
+        }
         for (idx, &n) in affected.iter().enumerate() {
             let g = &gb[idx * kc..(idx + 1) * kc];
-            if let Some(t) = &table {
-                t.best(g, &mut cand);
-            } else {
+            let cand = &mut cands[idx * kc..(idx + 1) * kc];
+            if table.is_none() {
                 cand.copy_from_slice(zc.row(n));
-                descend_row(&mut cand, g, &gm, 4 * kc + 8);
+                descend_row(cand, g, &gm, 4 * kc + 8);
             }
-            if row_cost(&cand, g, &gm) < row_cost(zc.row(n), g, &gm) {
-                zc.row_mut(n).copy_from_slice(&cand);
+            if row_cost(cand, g, &gm) < row_cost(zc.row(n), g, &gm) {
+                zc.row_mut(n).copy_from_slice(cand);
             }
         }
     }

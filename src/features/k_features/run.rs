@@ -83,21 +83,26 @@ fn row_step(
             let b = e - s;
             let mut g = vec![0.0; b * k];
             gemm_xat(&mut g, x.rows_slice(s, e), b, a);
-            let mut out = Vec::new();
-            let mut cand = vec![0u8; k];
-            for i in 0..b {
-                let gi = &g[i * k..(i + 1) * k];
-                let cur = zr.row(s + i);
-                if let Some(t) = &table {
-                    t.best(gi, &mut cand);
-                } else if k <= exact_max_k {
-                    best_row_exact(gi, gm, &mut cand);
-                } else {
-                    cand.copy_from_slice(cur);
-                    descend_row(&mut cand, gi, gm, 4 * k + 8);
+            // Each row's best response (through the table, four rows at a time).
+            let mut cands = vec![0u8; b * k];
+            if let Some(t) = &table {
+                t.best_rows(&g, &mut cands);
+            } else {
+                for i in 0..b {
+                    let (gi, cand) = (&g[i * k..(i + 1) * k], &mut cands[i * k..(i + 1) * k]);
+                    if k <= exact_max_k {
+                        best_row_exact(gi, gm, cand);
+                    } else {
+                        cand.copy_from_slice(zr.row(s + i));
+                        descend_row(cand, gi, gm, 4 * k + 8);
+                    }
                 }
-                if cand != cur && row_cost(&cand, gi, gm) < row_cost(cur, gi, gm) {
-                    out.push((s + i, cand.clone()));
+            }
+            let mut out = Vec::new();
+            for (i, cand) in cands.chunks_exact(k).enumerate() {
+                let (gi, cur) = (&g[i * k..(i + 1) * k], zr.row(s + i));
+                if cand != cur && row_cost(cand, gi, gm) < row_cost(cur, gi, gm) {
+                    out.push((s + i, cand.to_vec()));
                 }
             }
             out

@@ -81,7 +81,8 @@ pub struct Best<T> {
 }
 
 /// Runs `run(i, rng_i)` for `i in 0..runs` in parallel on the current rayon pool and keeps the
-/// lowest objective (ties: lowest `i`). A NaN objective never wins over a number.
+/// lowest objective (ties: lowest `i`). A NaN objective never wins over a number. Only the
+/// best run so far is held (per worker), not every run: memory does not grow with `runs`.
 ///
 /// # Panics
 /// When `runs == 0` (validated parameters never allow it).
@@ -90,14 +91,79 @@ where
     T: RunOutcome,
     F: Fn(usize, &mut ChaCha8Rng) -> T + Sync,
 {
-    let outcomes = all_runs(runs, seed, observer, run);
-    let run_objectives: Vec<f64> = outcomes.iter().map(RunOutcome::objective).collect();
-    let best_run = best_index(&run_objectives);
-    let best = outcomes.into_iter().nth(best_run).expect("index in range");
+    assert!(runs > 0, "a fit needs at least one run");
+    observer.start(runs);
+    let kept = (0..runs)
+        .into_par_iter()
+        .map(|i| {
+            let mut rng = run_rng(seed, i as u64);
+            let out = run(i, &mut rng);
+            observer.run_finished();
+            (i, out)
+        })
+        .fold(Kept::default, |kept, (i, out)| kept.add(i, out))
+        .reduce(Kept::default, Kept::merge);
+    let mut run_objectives = vec![f64::NAN; runs];
+    for &(i, v) in &kept.objectives {
+        run_objectives[i] = v;
+    }
+    let (best_run, best) = kept.best.expect("at least one run");
     Best {
         best,
         best_run,
         run_objectives,
+    }
+}
+
+/// The runs of [`best_of_runs`] seen by one worker (or merged): every objective, and the best
+/// run among them.
+struct Kept<T> {
+    objectives: Vec<(usize, f64)>,
+    best: Option<(usize, T)>,
+}
+
+impl<T> Default for Kept<T> {
+    fn default() -> Self {
+        Self {
+            objectives: Vec::new(),
+            best: None,
+        }
+    }
+}
+
+impl<T: RunOutcome> Kept<T> {
+    fn add(mut self, i: usize, out: T) -> Self {
+        self.objectives.push((i, out.objective()));
+        self.best = Some(match self.best {
+            Some(b) if !beats((i, out.objective()), (b.0, b.1.objective())) => b,
+            _ => (i, out),
+        });
+        self
+    }
+
+    fn merge(mut self, other: Self) -> Self {
+        self.objectives.extend(other.objectives);
+        self.best = match (self.best, other.best) {
+            (Some(a), Some(b)) => Some(if beats((b.0, b.1.objective()), (a.0, a.1.objective())) {
+                b
+            } else {
+                a
+            }),
+            (a, b) => a.or(b),
+        };
+        self
+    }
+}
+
+/// Whether run `(i, v)` (index, objective) wins over run `(j, w)`: the lower objective, a
+/// number over NaN, and on a tie the lower index — the order [`best_index`] keeps, whatever
+/// order the runs are compared in.
+fn beats((i, v): (usize, f64), (j, w): (usize, f64)) -> bool {
+    match (v.is_nan(), w.is_nan()) {
+        (false, true) => true,
+        (true, false) => false,
+        (false, false) if v != w => v < w,
+        _ => i < j,
     }
 }
 
@@ -153,6 +219,28 @@ mod tests {
         assert_eq!(best_index(&[3.0, 1.0, 1.0, 2.0]), 1);
         assert_eq!(best_index(&[f64::NAN, 5.0, 4.0]), 2);
         assert_eq!(best_index(&[7.0]), 0);
+    }
+
+    /// The best run kept while the runs go by is the one [`best_index`] picks from all their
+    /// objectives, with ties, NaN and any pool size.
+    #[test]
+    fn the_kept_run_is_the_best_index_of_all() {
+        let values = [4.0, f64::NAN, 2.0, 3.0, 2.0, f64::NAN, 1.5, 1.5, 9.0];
+        for n in 1..=values.len() {
+            for threads in [1, 2, 3] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                let best = pool.install(|| best_of_runs(n, 0, &Silent, |i, _| Obj(values[i])));
+                assert_eq!(best.best_run, best_index(&values[..n]), "n {n}");
+                assert_eq!(best.best.0.to_bits(), values[best.best_run].to_bits());
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&best.run_objectives), bits(&values[..n]));
+            }
+        }
+        let nans = best_of_runs(3, 0, &Silent, |_, _| Obj(f64::NAN));
+        assert_eq!(nans.best_run, 0);
     }
 
     #[test]

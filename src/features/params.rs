@@ -294,8 +294,7 @@ impl FeatureValidParams {
                     let target = SeedTarget::Penalty { penalty, k_max };
                     let grow = self.grows_seeds();
                     let shared = grow.then_some(&seeds);
-                    let (z, a, seeded) =
-                        seed_features_shared(x, self.seeding, target, grow, rng, shared);
+                    let seeded = seed_features_shared(x, self.seeding, target, grow, rng, shared);
                     let bp = BpMeansRun {
                         x,
                         x_norms: &norms,
@@ -304,6 +303,7 @@ impl FeatureValidParams {
                         max_iter: self.max_iter,
                     };
                     let run = || {
+                        let (z, a) = seeded.z_a();
                         if self.refines() {
                             let setting = Setting {
                                 bp,
@@ -317,7 +317,7 @@ impl FeatureValidParams {
                             bp.run(z, a)
                         }
                     };
-                    match seeded {
+                    match seeded.state {
                         Some(state) => {
                             runs.get_or_make(state.to_le_bytes().to_vec(), run, run_bytes)
                         }
@@ -336,12 +336,13 @@ impl FeatureValidParams {
                     let target = SeedTarget::Penalty { penalty, k_max };
                     let grow = self.grows_seeds();
                     let shared = grow.then_some(&seeds);
-                    let (z, _, seeded) =
-                        seed_features_shared(x, self.seeding, target, grow, rng, shared);
+                    let seeded = seed_features_shared(x, self.seeding, target, grow, rng, shared);
                     let (max_iter, exact_max_k) = (self.max_iter, self.exact_max_k);
-                    let run =
-                        || collapsed_bp_means_run(x, penalty, k_max, max_iter, exact_max_k, z);
-                    match seeded {
+                    let run = || {
+                        let (z, _) = seeded.z_a();
+                        collapsed_bp_means_run(x, penalty, k_max, max_iter, exact_max_k, z)
+                    };
+                    match seeded.state {
                         Some(state) => {
                             runs.get_or_make(state.to_le_bytes().to_vec(), run, run_bytes)
                         }

@@ -34,7 +34,7 @@ use crate::linalg::{mean_row, sq_dists_to};
 use crate::restarts::draw_weighted;
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// With a penalty and growth: draws whose grown feature does not pay before the seeding
 /// stops.
@@ -133,17 +133,121 @@ pub(crate) fn grow_feature(
     }
 }
 
+/// Where every seeding on `x` starts: with the paper's form the base feature's mean, and the
+/// residuals and their errors ‖r_n‖² once it is taken (without it: X and ‖x_n‖²).
+#[derive(Debug)]
+struct Start {
+    form: FeatureSeeding,
+    base: Option<Vec<f64>>,
+    resid: RowMatrix,
+    err: Vec<f64>,
+}
+
+impl Start {
+    fn new(x: MatrixView<'_>, form: FeatureSeeding) -> Self {
+        let d = x.n_cols();
+        let mut resid = x.to_owned();
+        let base = (form == FeatureSeeding::BaseFeature).then(|| {
+            let m = mean_row(x);
+            for i in 0..x.n_rows() {
+                resid
+                    .row_mut(i)
+                    .iter_mut()
+                    .zip(&m)
+                    .for_each(|(r, v)| *r -= v);
+            }
+            m
+        });
+        // ‖r_n‖² as `sq_norm` gives it (the squared distance to 0 has the same bits).
+        let mut err = vec![0.0; x.n_rows()];
+        sq_dists_to(resid.as_slice(), &vec![0.0; d], &mut err);
+        Self {
+            form,
+            base,
+            resid,
+            err,
+        }
+    }
+}
+
+/// A seeding's result: the features it took, in order (after the base feature, when it took
+/// that), and the number of the state it ends in (see [`SeedMemo`]).
+#[derive(Debug)]
+pub(crate) struct Seeded {
+    start: Arc<Start>,
+    with_base: bool,
+    features: Vec<Arc<Grown>>,
+    /// Restarts that end in the same state hold the same (Z, A), bit for bit (`None`
+    /// without a memo, or once its budget is spent).
+    pub state: Option<u64>,
+}
+
+impl Seeded {
+    /// The seed (Z, A).
+    pub fn z_a(&self) -> (BinaryMatrix, RowMatrix) {
+        let (n, d) = (self.start.err.len(), self.start.resid.n_cols());
+        let mut z = BinaryMatrix::zeros(n, 0);
+        let mut a = RowMatrix::zeros(0, d);
+        if let (true, Some(m)) = (self.with_base, &self.start.base) {
+            let c = z.push_col();
+            (0..n).for_each(|i| z.row_mut(i)[c] = 1);
+            a.push_row(m);
+        }
+        for f in &self.features {
+            let c = z.push_col();
+            (0..n)
+                .filter(|&i| f.rows[i])
+                .for_each(|i| z.row_mut(i)[c] = 1);
+            a.push_row(&f.mean);
+        }
+        (z, a)
+    }
+
+    /// The residuals once the features taken so far are: formed entry by entry in the order
+    /// the seeding takes them, so the bits of residuals kept up to date as it goes.
+    fn residuals(&self) -> RowMatrix {
+        let mut resid = self.start.resid.clone();
+        self.features.iter().for_each(|f| take(&mut resid, f));
+        resid
+    }
+}
+
+/// Subtracts the feature's mean from the residual rows that take it.
+fn take(resid: &mut RowMatrix, f: &Grown) {
+    for (i, _) in f.rows.iter().enumerate().filter(|(_, t)| **t) {
+        resid
+            .row_mut(i)
+            .iter_mut()
+            .zip(&f.mean)
+            .for_each(|(r, v)| *r -= v);
+    }
+}
+
+/// One step of a seeding in a given state from a given drawn row: the feature grown from it,
+/// whether the seeding takes it (it pays, or there is no penalty), and the state after it
+/// (when taken and within the memo's budget).
+#[derive(Clone, Debug)]
+struct Step {
+    grown: Arc<Grown>,
+    taken: bool,
+    next: Option<u64>,
+}
+
 /// The seedings of the restarts of one fit, shared ([`seed_features_shared`]). A seeding's
 /// state after some features were taken is a function of those features (their rows and
 /// means, in order): the residuals and errors are. So is each feature grown from a drawn
-/// row in that state. States are numbered as they are first met (0: the state every seeding
-/// starts in), and the grown features kept by (state, drawn row), until the memo's budget is
-/// spent.
+/// row in that state, and whether it pays. States are numbered as they are first met (0:
+/// the state every seeding starts in), and each step kept by (state, drawn row) with the
+/// state it leads to, until the memo's budget is spent. A restart that meets only known
+/// steps draws its rows from the errors alone: it never forms its residuals.
+///
+/// One memo serves one fit: one data set and one seeding form.
 #[derive(Debug)]
 pub(crate) struct SeedMemo {
+    start: OnceLock<Arc<Start>>,
     /// (state, the bytes of the feature taken in it) → the state after it.
     states: Mutex<States>,
-    grown: SharedMemo<Grown>,
+    steps: SharedMemo<Step>,
 }
 
 #[derive(Debug, Default)]
@@ -158,13 +262,21 @@ const SEED_MEMO_BYTES: usize = 32 << 20;
 impl Default for SeedMemo {
     fn default() -> Self {
         Self {
+            start: OnceLock::new(),
             states: Mutex::new(States::default()),
-            grown: SharedMemo::new(SEED_MEMO_BYTES),
+            steps: SharedMemo::new(SEED_MEMO_BYTES),
         }
     }
 }
 
 impl SeedMemo {
+    /// The start of every seeding of the fit, formed by the first restart that asks.
+    fn start(&self, x: MatrixView<'_>, form: FeatureSeeding) -> Arc<Start> {
+        let start = self.start.get_or_init(|| Arc::new(Start::new(x, form)));
+        assert_eq!(start.form, form, "one SeedMemo serves one fit");
+        start.clone()
+    }
+
     /// The number of the state reached from `state` by taking the feature with these rows
     /// and mean (`None` once the budget is spent).
     fn after(&self, state: u64, rows: &[bool], mean: &[f64]) -> Option<u64> {
@@ -187,12 +299,12 @@ impl SeedMemo {
         Some(fresh)
     }
 
-    /// The feature grown from row `pick` in state `state`: remembered, or grown by `grow`.
-    fn grown(&self, state: u64, pick: usize, grow: impl FnOnce() -> Grown) -> Grown {
+    /// The step from row `pick` in state `state`: remembered, or made by `make`.
+    fn step(&self, state: u64, pick: usize, make: impl FnOnce() -> Step) -> Step {
         let mut key = state.to_le_bytes().to_vec();
         key.extend_from_slice(&(pick as u64).to_le_bytes());
-        self.grown.get_or_make(key, grow, |g| {
-            g.rows.len() + 8 * (g.mean.len() + g.dist.len()) + 64
+        self.steps.get_or_make(key, make, |s| {
+            s.grown.rows.len() + 8 * (s.grown.mean.len() + s.grown.dist.len()) + 64
         })
     }
 }
@@ -207,14 +319,12 @@ pub(crate) fn seed_features(
     grow: bool,
     rng: &mut ChaCha8Rng,
 ) -> (BinaryMatrix, RowMatrix) {
-    let (z, a, _) = seed_features_shared(x, form, target, grow, rng, None);
-    (z, a)
+    seed_features_shared(x, form, target, grow, rng, None).z_a()
 }
 
-/// [`seed_features`] with the features grown by the other restarts of the fit taken from
-/// `memo` (the same bits as growing them again), and the number of the state the seeding
-/// ends in: restarts that end in the same state hold the same (Z, A), bit for bit (`None`
-/// without a memo, or once its budget is spent).
+/// [`seed_features`] with the start and the steps met by the other restarts of the fit taken
+/// from `memo` (the same bits as making them again); the residuals are formed only when a
+/// step has to be made.
 pub(crate) fn seed_features_shared(
     x: MatrixView<'_>,
     form: FeatureSeeding,
@@ -222,12 +332,8 @@ pub(crate) fn seed_features_shared(
     grow: bool,
     rng: &mut ChaCha8Rng,
     memo: Option<&SeedMemo>,
-) -> (BinaryMatrix, RowMatrix, Option<u64>) {
-    let mut state = memo.map(|_| 0);
+) -> Seeded {
     let (n, d) = (x.n_rows(), x.n_cols());
-    let mut z = BinaryMatrix::zeros(n, 0);
-    let mut a = RowMatrix::zeros(0, d);
-    let mut resid = x.to_owned();
     let (limit, penalty) = match target {
         SeedTarget::Fixed(k) => (k, None),
         SeedTarget::Penalty { penalty, k_max } => (k_max, Some(penalty)),
@@ -238,73 +344,79 @@ pub(crate) fn seed_features_shared(
     } else {
         (0, 1)
     };
-    if limit == 0 {
-        return (z, a, state);
-    }
-    if form == FeatureSeeding::BaseFeature {
-        let m = mean_row(x);
-        let c = z.push_col();
-        for i in 0..n {
-            z.row_mut(i)[c] = 1;
-            resid
-                .row_mut(i)
-                .iter_mut()
-                .zip(&m)
-                .for_each(|(r, v)| *r -= v);
-        }
-        a.push_row(&m);
-    }
-    // ‖r_n‖² as `sq_norm` gives it (the squared distance to 0 has the same bits).
-    let mut err = vec![0.0; n];
-    sq_dists_to(resid.as_slice(), &vec![0.0; d], &mut err);
+    let start = match memo {
+        Some(m) => m.start(x, form),
+        None => Arc::new(Start::new(x, form)),
+    };
+    let mut seeded = Seeded {
+        with_base: limit > 0 && start.base.is_some(),
+        start,
+        features: Vec::new(),
+        state: memo.map(|_| 0),
+    };
+    let mut taken = usize::from(seeded.with_base);
+    let mut err = seeded.start.err.clone();
+    // The residuals of the current state, once a step needed them.
+    let mut resid: Option<RowMatrix> = None;
     let mut failures = 0;
-    while a.n_rows() < limit {
+    while taken < limit {
         let total: f64 = err.iter().sum();
         if total.is_nan() || total <= 0.0 {
             if penalty.is_some() {
                 break;
             }
             // Nothing left to explain: pad with an empty, zero-mean feature.
-            z.push_col();
-            a.push_row(&vec![0.0; d]);
-            state = memo
-                .zip(state)
-                .and_then(|(m, s)| m.after(s, &vec![false; n], &vec![0.0; d]));
+            let pad = Grown {
+                mean: vec![0.0; d],
+                rows: vec![false; n],
+                gain: 0.0,
+                dist: Vec::new(),
+            };
+            seeded.state = memo
+                .zip(seeded.state)
+                .and_then(|(m, s)| m.after(s, &pad.rows, &pad.mean));
+            seeded.features.push(Arc::new(pad));
+            taken += 1;
             continue;
         }
         let pick = draw_weighted(&err, rng);
-        let grow_it = || grow_feature(resid.view(), &err, resid.row(pick), steps);
-        let grown = match memo.zip(state) {
-            Some((m, s)) => m.grown(s, pick, grow_it),
-            None => grow_it(),
+        let mut make = || {
+            let r = resid.get_or_insert_with(|| seeded.residuals());
+            let grown = grow_feature(r.view(), &err, r.row(pick), steps);
+            let taken = penalty.is_none_or(|p| grown.gain > p);
+            let next = memo
+                .zip(seeded.state)
+                .filter(|_| taken)
+                .and_then(|(m, s)| m.after(s, &grown.rows, &grown.mean));
+            Step {
+                grown: Arc::new(grown),
+                taken,
+                next,
+            }
         };
-        if let Some(p) = penalty
-            && grown.gain <= p
-        {
+        let step = match memo.zip(seeded.state) {
+            Some((m, s)) => m.step(s, pick, make),
+            None => make(),
+        };
+        if !step.taken {
             failures += 1;
             if failures >= tries {
                 break;
             }
             continue;
         }
-        let c = z.push_col();
-        for i in 0..n {
-            if grown.rows[i] {
-                z.row_mut(i)[c] = 1;
-                resid
-                    .row_mut(i)
-                    .iter_mut()
-                    .zip(&grown.mean)
-                    .for_each(|(r, v)| *r -= v);
-                err[i] = grown.dist[i];
-            }
+        let f = step.grown;
+        for (i, _) in f.rows.iter().enumerate().filter(|(_, t)| **t) {
+            err[i] = f.dist[i];
         }
-        a.push_row(&grown.mean);
-        state = memo
-            .zip(state)
-            .and_then(|(m, s)| m.after(s, &grown.rows, &grown.mean));
+        if let Some(r) = resid.as_mut() {
+            take(r, &f);
+        }
+        seeded.features.push(f);
+        seeded.state = step.next;
+        taken += 1;
     }
-    (z, a, state)
+    seeded
 }
 
 #[cfg(test)]
@@ -416,7 +528,7 @@ mod tests {
                     true,
                     &mut run_rng(5, r),
                 );
-                let (z, a, state) = seed_features_shared(
+                let seeded = seed_features_shared(
                     x.view(),
                     FeatureSeeding::BaseFeature,
                     target,
@@ -424,6 +536,8 @@ mod tests {
                     &mut run_rng(5, r),
                     Some(&memo),
                 );
+                let (z, a) = seeded.z_a();
+                let state = seeded.state;
                 assert!(
                     z == own.0 && bits(&a) == bits(&own.1),
                     "restart {r}, pass {pass}"
@@ -441,9 +555,9 @@ mod tests {
             }
         }
         assert!(
-            memo.grown.hits() > 40,
-            "grown features remembered: {}",
-            memo.grown.hits()
+            memo.steps.hits() > 40,
+            "steps remembered: {}",
+            memo.steps.hits()
         );
         // The second pass meets every state of the first; some restarts meet others' already
         // in the first.

@@ -96,12 +96,56 @@ pub(crate) fn grow_feature(
     start: &[f64],
     steps: usize,
 ) -> Grown {
+    let grown = grow_feature_shared(resid, err, start, steps, None);
+    Arc::try_unwrap(grown).unwrap_or_else(|g| (*g).clone())
+}
+
+/// The growths of one fit's seedings, by where they stand ([`grow_feature_shared`]).
+type Paths = SharedMemo<Arc<Grown>>;
+
+/// [`grow_feature`], sharing the growths of other restarts in the same seeding state
+/// (`paths`: their memo and the state's number). From its first mean update on, a growth is
+/// a function of the state, the rows its last mean was taken over and the step it is at:
+/// growths from different drawn rows that reach the same rows at the same step end alike,
+/// so the rest is taken from the first that got there.
+fn grow_feature_shared(
+    resid: MatrixView<'_>,
+    err: &[f64],
+    start: &[f64],
+    steps: usize,
+    paths: Option<(&Paths, u64)>,
+) -> Arc<Grown> {
     let (n, d) = (resid.n_rows(), resid.n_cols());
     let mut mean = start.to_vec();
     let mut rows = vec![false; n];
     let mut dist = vec![0.0; n];
     let mut step = 0;
+    // The keys of the points this growth passed, to remember its end under.
+    let mut passed: Vec<Vec<u8>> = Vec::new();
+    let end = |g: Grown, passed: Vec<Vec<u8>>| {
+        let g = Arc::new(g);
+        if let Some((memo, _)) = paths {
+            let bytes = g.rows.len() + 8 * (g.mean.len() + g.dist.len()) + 64;
+            passed
+                .into_iter()
+                .for_each(|key| memo.insert(key, g.clone(), bytes));
+        }
+        g
+    };
     loop {
+        if let (Some((memo, state)), true) = (paths, step > 0) {
+            let mut key = Vec::with_capacity(16 + n);
+            key.extend_from_slice(&state.to_le_bytes());
+            key.extend_from_slice(&(step as u64).to_le_bytes());
+            key.extend(rows.iter().map(|&t| u8::from(t)));
+            if let Some(g) = memo.get(&key) {
+                passed
+                    .into_iter()
+                    .for_each(|k| memo.insert(k, g.clone(), 64));
+                return g;
+            }
+            passed.push(key);
+        }
         let mut gain = 0.0;
         let mut changed = false;
         sq_dists_to(resid.as_slice(), &mean, &mut dist);
@@ -116,12 +160,13 @@ pub(crate) fn grow_feature(
         }
         let count = rows.iter().filter(|&&t| t).count();
         if step == steps || (step > 0 && !changed) || count == 0 {
-            return Grown {
+            let grown = Grown {
                 mean,
                 rows,
                 gain,
                 dist,
             };
+            return end(grown, passed);
         }
         let mut sum = vec![0.0; d];
         for (i, _) in rows.iter().enumerate().filter(|(_, t)| **t) {
@@ -248,6 +293,7 @@ pub(crate) struct SeedMemo {
     /// (state, the bytes of the feature taken in it) → the state after it.
     states: Mutex<States>,
     steps: SharedMemo<Step>,
+    paths: Paths,
 }
 
 #[derive(Debug, Default)]
@@ -256,7 +302,7 @@ struct States {
     bytes: usize,
 }
 
-/// Memory each of the two parts of a [`SeedMemo`] may take.
+/// Memory each of the three parts of a [`SeedMemo`] may take.
 const SEED_MEMO_BYTES: usize = 32 << 20;
 
 impl Default for SeedMemo {
@@ -265,6 +311,7 @@ impl Default for SeedMemo {
             start: OnceLock::new(),
             states: Mutex::new(States::default()),
             steps: SharedMemo::new(SEED_MEMO_BYTES),
+            paths: SharedMemo::new(SEED_MEMO_BYTES),
         }
     }
 }
@@ -382,17 +429,14 @@ pub(crate) fn seed_features_shared(
         let pick = draw_weighted(&err, rng);
         let mut make = || {
             let r = resid.get_or_insert_with(|| seeded.residuals());
-            let grown = grow_feature(r.view(), &err, r.row(pick), steps);
+            let paths = memo.zip(seeded.state).map(|(m, s)| (&m.paths, s));
+            let grown = grow_feature_shared(r.view(), &err, r.row(pick), steps, paths);
             let taken = penalty.is_none_or(|p| grown.gain > p);
             let next = memo
                 .zip(seeded.state)
                 .filter(|_| taken)
                 .and_then(|(m, s)| m.after(s, &grown.rows, &grown.mean));
-            Step {
-                grown: Arc::new(grown),
-                taken,
-                next,
-            }
+            Step { grown, taken, next }
         };
         let step = match memo.zip(seeded.state) {
             Some((m, s)) => m.step(s, pick, make),
@@ -559,6 +603,7 @@ mod tests {
             "steps remembered: {}",
             memo.steps.hits()
         );
+        assert!(memo.paths.hits() > 0, "no growth joined another's path");
         // The second pass meets every state of the first; some restarts meet others' already
         // in the first.
         assert!(repeated > 40, "states met again: {repeated}");

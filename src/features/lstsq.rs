@@ -221,6 +221,13 @@ pub(crate) fn solve_with_rss_gram(
     (ls, rss, gm)
 }
 
+/// ‖X‖²_F summed entry by entry in row-major order: the value K-features' runs and the
+/// refinement's removals and merges expand their residuals around ([`least_squares_and_rss`]).
+/// A fit computes it once and hands it to them, since the sum is one long chain of additions.
+pub(crate) fn entry_sq_sum(x: MatrixView<'_>) -> f64 {
+    x.as_slice().iter().map(|v| v * v).sum()
+}
+
 /// Solves `M A = B` (M = ZᵀZ, `K × K` symmetric positive semi-definite) by Cholesky with
 /// removal of dependent columns; `b` is overwritten by the solution.
 pub(crate) fn solve_normal(m: &[f64], mut b: RowMatrix) -> LeastSquares {

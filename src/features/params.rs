@@ -4,6 +4,7 @@
 use super::bp_means::BpMeansRun;
 use super::collapsed::collapsed_bp_means_run;
 use super::k_features::k_features_run;
+use super::lstsq::entry_sq_sum;
 use super::memo::SharedMemo;
 use super::model::{EXACT_ROW_MAX_K, FeatureModel, FeatureRun};
 use super::refine::{RoundMemo, Setting, refine_bp_means, refine_k_features, run_bytes};
@@ -284,6 +285,7 @@ impl FeatureValidParams {
                 let penalty = self.penalty.expect("BP-means has a penalty");
                 let k_max = self.k.unwrap_or(usize::MAX);
                 let norms = row_sq_norms(x);
+                let x_sq = entry_sq_sum(x);
                 let memo = RoundMemo::default();
                 // Restarts whose seedings end in the same state hold the same (Z, A), so the
                 // same run: it is made once (`SeedMemo`). Only with grown seeds: the paper's
@@ -308,6 +310,7 @@ impl FeatureValidParams {
                             let setting = Setting {
                                 bp,
                                 exact_max_k: self.exact_max_k,
+                                x_sq,
                                 seed: self.seed,
                                 memo: Some(&memo),
                             };
@@ -353,8 +356,9 @@ impl FeatureValidParams {
             }
             FeatureAlgo::KFeatures => {
                 let k = self.k.expect("checked");
+                let x_sq = entry_sq_sum(x);
                 let best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
-                    self.k_features_single(x, k, rng)
+                    self.k_features_single(x, x_sq, k, rng)
                 });
                 FeatureModel::from_best(best)
             }
@@ -366,15 +370,16 @@ impl FeatureValidParams {
         Ok(model)
     }
 
-    /// One seeded K-features run.
+    /// One seeded K-features run (`x_sq`: ‖X‖²_F, [`entry_sq_sum`]).
     pub(crate) fn k_features_single(
         &self,
         x: MatrixView<'_>,
+        x_sq: f64,
         k: usize,
         rng: &mut ChaCha8Rng,
     ) -> FeatureRun {
         let (z, a) = seed_features(x, self.seeding, SeedTarget::Fixed(k), false, rng);
-        let run = k_features_run(x, self.max_iter, self.exact_max_k, z, a);
+        let run = k_features_run(x, x_sq, self.max_iter, self.exact_max_k, z, a);
         if self.refines() {
             let setting = Setting {
                 bp: BpMeansRun {
@@ -385,6 +390,7 @@ impl FeatureValidParams {
                     max_iter: self.max_iter,
                 },
                 exact_max_k: self.exact_max_k,
+                x_sq,
                 seed: self.seed,
                 memo: None,
             };

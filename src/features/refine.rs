@@ -69,6 +69,8 @@ pub(crate) struct Setting<'a> {
     /// K-features: no norms, no penalty, K as the cap).
     pub bp: BpMeansRun<'a>,
     pub exact_max_k: usize,
+    /// ‖X‖²_F ([`entry_sq_sum`]), for K-features' runs and the removals and merges.
+    pub x_sq: f64,
     /// The fit's seed, mixed into every round's generator ([`round_rng`]).
     pub seed: u64,
     /// The rounds made so far, shared by the restarts of one fit.
@@ -288,7 +290,7 @@ fn bp_means_round(s: &Setting, rng: &mut ChaCha8Rng, run: &FeatureRun) -> Option
         }
     }
     // 2. Remove or merge.
-    let removal_costs = match remove_or_merge(s.bp.x, &run.z, &run.a, s.bp.penalty, run.objective) {
+    let removal_costs = match remove_or_merge(s, &run.z, &run.a, run.objective) {
         Ok(za) => return Some(bp(za)),
         Err(costs) => costs,
     };
@@ -323,6 +325,7 @@ fn deep_move(
     let descend = |z: BinaryMatrix, a: RowMatrix| {
         let kf = k_features_run(
             s.bp.x,
+            s.x_sq,
             s.bp.max_iter,
             s.exact_max_k.min(MOVE_EXACT_MAX_K),
             z,
@@ -366,10 +369,10 @@ pub(crate) fn refine_k_features(
     rng: &mut ChaCha8Rng,
     mut run: FeatureRun,
 ) -> FeatureRun {
-    let kf =
-        |z: BinaryMatrix, a: RowMatrix| k_features_run(s.bp.x, s.bp.max_iter, s.exact_max_k, z, a);
-    let (x, k) = (s.bp.x, run.z.k());
-    let x_sq: f64 = x.as_slice().iter().map(|v| v * v).sum();
+    let kf = |z: BinaryMatrix, a: RowMatrix| {
+        k_features_run(s.bp.x, s.x_sq, s.bp.max_iter, s.exact_max_k, z, a)
+    };
+    let (x, k, x_sq) = (s.bp.x, run.z.k(), s.x_sq);
     for _ in 0..s.bp.max_iter {
         let current = run.objective;
         // Each feature removed (its rows re-optimised, A re-solved), cheapest first.
@@ -476,14 +479,12 @@ fn without(
 /// objective below `current`, as the new (Z, A); otherwise the objective after each removal,
 /// as (feature, objective), cheapest first.
 fn remove_or_merge(
-    x: MatrixView<'_>,
+    s: &Setting,
     z: &BinaryMatrix,
     a: &RowMatrix,
-    penalty: f64,
     current: f64,
 ) -> Result<(BinaryMatrix, RowMatrix), Vec<(usize, f64)>> {
-    let k = z.k();
-    let x_sq: f64 = x.as_slice().iter().map(|v| v * v).sum();
+    let (x, x_sq, penalty, k) = (s.bp.x, s.x_sq, s.bp.penalty, z.k());
     // Screened on the normal-equation residual, confirmed on the explicit one.
     let lower = |zc: &BinaryMatrix, ac: &RowMatrix, rss: f64| {
         let pen = ac.n_rows() as f64 * penalty;
@@ -659,6 +660,7 @@ mod tests {
                 max_iter: 300,
             },
             exact_max_k: 12,
+            x_sq: crate::features::lstsq::entry_sq_sum(x.view()),
             seed: 5,
             memo,
         };

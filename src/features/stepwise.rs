@@ -4,6 +4,7 @@
 //! assumes the K-features optimum has convex increments in K, which is what makes stopping
 //! at the first increase reasonable.
 
+use super::lstsq::entry_sq_sum;
 use super::model::{FeatureModel, FeatureRun};
 use super::params::FeatureValidParams;
 use crate::MatrixView;
@@ -26,9 +27,10 @@ pub(crate) fn stepwise(
 ) -> FeatureModel {
     let mut tried: Vec<f64> = Vec::new();
     let mut best: Option<(FeatureRun, usize, Vec<f64>)> = None;
+    let x_sq = entry_sq_sum(x);
     for k in 1..=k_max {
         let runs = best_of_runs(p.restarts, seed_for_k(p.seed, k), observer, |_, rng| {
-            let mut run = p.k_features_single(x, k, rng);
+            let mut run = p.k_features_single(x, x_sq, k, rng);
             run.objective += k as f64 * penalty;
             run.trace.iter_mut().for_each(|t| *t += k as f64 * penalty);
             run

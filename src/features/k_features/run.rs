@@ -16,9 +16,13 @@ use crate::features::objective::residual_ss;
 use crate::features::zmat::BinaryMatrix;
 use crate::linalg::{BLOCK_ROWS, gemm_xat, ordered_block_reduce};
 
-/// Runs K-features from the seed (Z, A); `exact_max_k` bounds exact row enumeration.
+/// Runs K-features from the seed (Z, A); `exact_max_k` bounds exact row enumeration, `x_sq`
+/// is ‖X‖²_F ([`entry_sq_sum`]).
+///
+/// [`entry_sq_sum`]: crate::features::lstsq::entry_sq_sum
 pub(crate) fn k_features_run(
     x: MatrixView<'_>,
+    x_sq: f64,
     max_iter: usize,
     exact_max_k: usize,
     z0: BinaryMatrix,
@@ -31,7 +35,6 @@ pub(crate) fn k_features_run(
     let mut n_iter = 0;
     // The seed's A is not the least-squares A of its Z (see BP-means).
     let mut a_is_ls = false;
-    let x_sq: f64 = x.as_slice().iter().map(|v| v * v).sum();
     // G = A Aᵀ of the current A when the least-squares step formed it.
     let mut gm_a: Option<Vec<f64>> = None;
     while n_iter < max_iter {

@@ -33,6 +33,8 @@ pub(crate) fn collapsed_bp_means_run(
     let mut trace = Vec::new();
     let mut converged = false;
     let mut n_iter = 0;
+    // The least-squares A of the current Z and the objective, once a sweep formed them.
+    let mut last = None;
     while n_iter < max_iter {
         n_iter += 1;
         let mut state = NormalState::new(x, &z);
@@ -54,21 +56,29 @@ pub(crate) fn collapsed_bp_means_run(
         }
         let mut removed = clean_columns(&mut z);
         let ls = least_squares(x, &z);
-        if !ls.dependent.is_empty() {
+        let a = if ls.dependent.is_empty() {
+            ls.a
+        } else {
             let mut keep = vec![true; z.k()];
             ls.dependent.iter().for_each(|&j| keep[j] = false);
             z.retain_cols(&keep);
             removed += ls.dependent.len();
-        }
-        let a = least_squares(x, &z).a;
-        trace.push(residual_ss(x, &z, &a) + z.k() as f64 * penalty);
+            least_squares(x, &z).a
+        };
+        let objective = residual_ss(x, &z, &a) + z.k() as f64 * penalty;
+        trace.push(objective);
+        last = Some((a, objective));
         if changed == 0 && removed == 0 {
             converged = true;
             break;
         }
     }
-    let a = least_squares(x, &z).a;
-    let objective = residual_ss(x, &z, &a) + a.n_rows() as f64 * penalty;
+    // Z has not changed since the last sweep's A and objective were formed.
+    let (a, objective) = last.unwrap_or_else(|| {
+        let a = least_squares(x, &z).a;
+        let objective = residual_ss(x, &z, &a) + a.n_rows() as f64 * penalty;
+        (a, objective)
+    });
     FeatureRun {
         z,
         a,

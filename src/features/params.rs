@@ -8,7 +8,7 @@ use super::lstsq::entry_sq_sum;
 use super::memo::SharedMemo;
 use super::model::{EXACT_ROW_MAX_K, FeatureModel, FeatureRun};
 use super::refine::{RoundMemo, Setting, refine_bp_means, refine_k_features, run_bytes};
-use super::seeding::{FeatureSeeding, SeedMemo, SeedTarget, seed_features, seed_features_shared};
+use super::seeding::{FeatureSeeding, SeedMemo, SeedTarget, seed_features_shared};
 use super::stepwise::stepwise;
 use crate::MatrixView;
 use crate::error::{FitError, ParamError, check_data, check_penalty};
@@ -289,14 +289,15 @@ impl FeatureValidParams {
                 let memo = RoundMemo::default();
                 // Restarts whose seedings end in the same state hold the same (Z, A), so the
                 // same run: it is made once (`SeedMemo`). Only with grown seeds: the paper's
-                // seeds seldom repeat, and a grown feature costs up to GROW_STEPS passes.
-                let seeds = SeedMemo::default();
+                // seeds seldom repeat, and a grown feature costs up to GROW_STEPS passes; they
+                // share their start only.
+                let grow = self.grows_seeds();
+                let seeds = seed_memo(grow);
                 let runs = SharedMemo::new(RUN_MEMO_BYTES);
                 let best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
                     let target = SeedTarget::Penalty { penalty, k_max };
-                    let grow = self.grows_seeds();
-                    let shared = grow.then_some(&seeds);
-                    let seeded = seed_features_shared(x, self.seeding, target, grow, rng, shared);
+                    let seeded =
+                        seed_features_shared(x, self.seeding, target, grow, rng, Some(&seeds));
                     let bp = BpMeansRun {
                         x,
                         x_norms: &norms,
@@ -333,13 +334,13 @@ impl FeatureValidParams {
                 let penalty = self.penalty.expect("collapsed BP-means has a penalty");
                 let k_max = self.k.unwrap_or(usize::MAX);
                 // As for BP-means: a seeding's end state gives the run (`SeedMemo`).
-                let seeds = SeedMemo::default();
+                let grow = self.grows_seeds();
+                let seeds = seed_memo(grow);
                 let runs = SharedMemo::new(RUN_MEMO_BYTES);
                 let best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
                     let target = SeedTarget::Penalty { penalty, k_max };
-                    let grow = self.grows_seeds();
-                    let shared = grow.then_some(&seeds);
-                    let seeded = seed_features_shared(x, self.seeding, target, grow, rng, shared);
+                    let seeded =
+                        seed_features_shared(x, self.seeding, target, grow, rng, Some(&seeds));
                     let (max_iter, exact_max_k) = (self.max_iter, self.exact_max_k);
                     let run = || {
                         let (z, _) = seeded.z_a();
@@ -356,9 +357,9 @@ impl FeatureValidParams {
             }
             FeatureAlgo::KFeatures => {
                 let k = self.k.expect("checked");
-                let x_sq = entry_sq_sum(x);
+                let (x_sq, seeds) = (entry_sq_sum(x), SeedMemo::start_only());
                 let best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
-                    self.k_features_single(x, x_sq, k, rng)
+                    self.k_features_single(x, x_sq, &seeds, k, rng)
                 });
                 FeatureModel::from_best(best)
             }
@@ -370,15 +371,18 @@ impl FeatureValidParams {
         Ok(model)
     }
 
-    /// One seeded K-features run (`x_sq`: ‖X‖²_F, [`entry_sq_sum`]).
+    /// One seeded K-features run (`x_sq`: ‖X‖²_F, [`entry_sq_sum`]; `seeds`: the fit's
+    /// seedings, sharing their start).
     pub(crate) fn k_features_single(
         &self,
         x: MatrixView<'_>,
         x_sq: f64,
+        seeds: &SeedMemo,
         k: usize,
         rng: &mut ChaCha8Rng,
     ) -> FeatureRun {
-        let (z, a) = seed_features(x, self.seeding, SeedTarget::Fixed(k), false, rng);
+        let target = SeedTarget::Fixed(k);
+        let (z, a) = seed_features_shared(x, self.seeding, target, false, rng, Some(seeds)).z_a();
         let run = k_features_run(x, x_sq, self.max_iter, self.exact_max_k, z, a);
         if self.refines() {
             let setting = Setting {
@@ -398,6 +402,16 @@ impl FeatureValidParams {
         } else {
             run
         }
+    }
+}
+
+/// The seedings' memo of a BP-means fit: the start and the steps with grown seeds, the start
+/// only with the paper's.
+fn seed_memo(grow: bool) -> SeedMemo {
+    if grow {
+        SeedMemo::default()
+    } else {
+        SeedMemo::start_only()
     }
 }
 

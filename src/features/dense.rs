@@ -9,7 +9,7 @@
 use super::zmat::BinaryMatrix;
 use crate::MatrixView;
 use crate::RowMatrix;
-use crate::linalg::{GEMM_ROWS, axpy, sq_dists_to};
+use crate::linalg::{GEMM_ROWS, axpy, sq_dists_rows};
 use faer::linalg::matmul::matmul;
 use faer::{Accum, MatMut, MatRef, Par};
 
@@ -121,7 +121,7 @@ pub(crate) fn residual_ss_block(
     let mut buf = Vec::new();
     let mut prod = Vec::new();
     let mut r = vec![0.0; d];
-    let (mut zero, mut norms) = (Vec::new(), Vec::new());
+    let mut norms = Vec::new();
     let mut total = 0.0;
     let mut start = s;
     while start < e {
@@ -132,16 +132,10 @@ pub(crate) fn residual_ss_block(
             let zb = MatRef::from_row_major_slice(&buf, rows, k);
             let dst = MatMut::from_row_major_slice_mut(&mut prod, rows, d);
             matmul(dst, Accum::Replace, zb, a.as_faer(), 1.0, Par::Seq);
-            // The residual rows in place of the products, then their squared norms four
-            // rows at a time (the bits of `sq_norm` row by row), added in row order.
-            for (i, p) in prod.chunks_exact_mut(d).enumerate() {
-                for (pv, xv) in p.iter_mut().zip(x.row(start + i)) {
-                    *pv = xv - *pv;
-                }
-            }
-            zero.resize(d, 0.0);
+            // The residual rows' squared norms ‖x_n − (z A)_n‖², four rows at a time (the
+            // bits of `sq_norm` of x_n − (z A)_n formed first), added in row order.
             norms.resize(rows, 0.0);
-            sq_dists_to(&prod, &zero, &mut norms);
+            sq_dists_rows(x.rows_slice(start, end), &prod, d, &mut norms);
             for v in &norms {
                 total += v;
             }

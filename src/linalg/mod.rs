@@ -198,6 +198,41 @@ fn sq_dists_to_body(x: &[f64], c: &[f64], out: &mut [f64]) {
     }
 }
 
+/// ‖x_i − y_i‖² for the rows x_i of `x` and y_i of `y` (row-major, `d` columns, as many rows
+/// as `out` has entries) into `out`: row by row the operations and their order of
+/// [`sq_dist`], so the same bits, four rows at a time as in [`sq_dists_to`].
+pub fn sq_dists_rows(x: &[f64], y: &[f64], d: usize, out: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        return unsafe { sq_dists_rows_avx2(x, y, d, out) };
+    }
+    sq_dists_rows_body(x, y, d, out);
+}
+
+/// [`sq_dists_rows`] compiled with AVX2: the same operations (no FMA), four lanes wide.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn sq_dists_rows_avx2(x: &[f64], y: &[f64], d: usize, out: &mut [f64]) {
+    sq_dists_rows_body(x, y, d, out);
+}
+
+#[inline(always)]
+fn sq_dists_rows_body(x: &[f64], y: &[f64], d: usize, out: &mut [f64]) {
+    let n = out.len();
+    assert!(x.len() == n * d && y.len() == n * d);
+    let mut i = 0;
+    while i + 4 <= n {
+        let xs: [&[f64]; 4] = std::array::from_fn(|t| &x[(i + t) * d..(i + t + 1) * d]);
+        let ys: [&[f64]; 4] = std::array::from_fn(|t| &y[(i + t) * d..(i + t + 1) * d]);
+        out[i..i + 4].copy_from_slice(&sq_dist4_body(xs, ys));
+        i += 4;
+    }
+    for ii in i..n {
+        out[ii] = sq_dist(&x[ii * d..(ii + 1) * d], &y[ii * d..(ii + 1) * d]);
+    }
+}
+
 /// ‖a_t − b_t‖² for four pairs of equal-length slices at once: each pair by the operations
 /// and their order of [`sq_dist`], so the same bits, but the four sums overlap in the
 /// pipeline instead of each waiting on its own previous addition.
@@ -351,6 +386,32 @@ mod tests {
         assert_eq!(y, [7.0, 8.0, 9.0, 10.0, 11.0]);
         let x = RowMatrix::from_rows(&[[3.0, 4.0], [1.0, 1.0]]);
         assert_eq!(row_sq_norms(x.view()), vec![25.0, 2.0]);
+    }
+
+    /// Row-paired distances: each row's bits are those of `sq_dist` of its pair, and those
+    /// of the squared norm of the difference formed first (as the residual kernels did).
+    #[test]
+    fn paired_rows_give_the_bits_of_sq_dist() {
+        for d in 0..13 {
+            for n in 0..10 {
+                let x: Vec<f64> = (0..n * d)
+                    .map(|i| ((i * 37 % 23) as f64).sqrt() - 2.1)
+                    .collect();
+                let y: Vec<f64> = (0..n * d).map(|i| (i as f64 * 0.7).sin()).collect();
+                let mut out = vec![f64::NAN; n];
+                sq_dists_rows(&x, &y, d, &mut out);
+                let mut body = vec![f64::NAN; n];
+                sq_dists_rows_body(&x, &y, d, &mut body);
+                assert_eq!(out, body);
+                for i in 0..n {
+                    let (xi, yi) = (&x[i * d..(i + 1) * d], &y[i * d..(i + 1) * d]);
+                    let want = sq_dist(xi, yi);
+                    assert_eq!(out[i].to_bits(), want.to_bits(), "d {d} n {n} row {i}");
+                    let r: Vec<f64> = xi.iter().zip(yi).map(|(a, b)| a - b).collect();
+                    assert_eq!(out[i].to_bits(), sq_norm(&r).to_bits(), "d {d} row {i}");
+                }
+            }
+        }
     }
 
     #[test]

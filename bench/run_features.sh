@@ -2,7 +2,7 @@
 # Feature-family benchmarks of madbayes; results are appended to bench/out/<section>.log.
 #
 #   bash bench/setup.sh                    # once: bench/.venv (numpy, Pillow for the photos)
-#   bash bench/run_features.sh [section]   # section: sweep | restarts | defaults | tabletop | all
+#   bash bench/run_features.sh [section]   # section: sweep | restarts | defaults | tabletop | family | all
 #
 # `sweep`: one BP-means sweep against one X Aᵀ GEMM of the same shape (MEIBP synthetic data,
 # N = 100 000, D = 1 000, K = 50), on 1 and 2 threads, two rounds (with BEFORE set, that
@@ -20,6 +20,12 @@
 # per restart and the restarts at 261.2804. Set BEFORE=path/to/an/older
 # bench_features to time it in the same rounds (alternating with this build); `sweep` takes
 # BEFORE too.
+# `family`: the other feature algorithms' defaults on small data, as docs/speed.md §2 lists
+# them: collapsed BP-means on the tabletop (1 000 restarts, one thread), BP-means on 1 000
+# generated noisy block images (P = 300, 40 restarts, one thread), K-features on the dice
+# (K = 4, 200 restarts, two threads) and stepwise K-features on the tabletop (P = 20, 50
+# restarts, two threads); three alternating rounds with BEFORE, and each build's objectives
+# written to bench/out/family-*.objs for a comparison of bits.
 # Every section prints `uptime` before and after itself: on this 2-core machine, timings
 # taken at a load above ~1.5 are not trustworthy.
 set -euo pipefail
@@ -139,14 +145,37 @@ run_tabletop() {
     stamp "tabletop: end"
 }
 
+run_family() {
+    stamp "family: start"
+    local q=(quality --restarts)
+    for round in 1 2 3; do
+        local i=0
+        for b in ${BEFORE:-} "$bin"; do
+            i=$((i + 1))
+            local tag="$out/family-build$i"
+            "$b" "${q[@]}" 1000 --data tabletop --algo collapsed-bp-means --penalty 20 \
+                --threads 1 --label "collapsed round $round $b" --objs-out "$tag-collapsed.objs"
+            "$b" "${q[@]}" 40 --data blocks --n 1000 --sigma 0.5 --gen-seed 0 --algo bp-means \
+                --penalty 300 --threads 1 --label "blocks round $round $b" \
+                --objs-out "$tag-blocks.objs"
+            "$b" "${q[@]}" 200 --data dice --algo k-features --k 4 --threads 2 \
+                --label "dice round $round $b" --objs-out "$tag-dice.objs"
+            "$b" "${q[@]}" 50 --data tabletop --algo stepwise-k-features --penalty 20 \
+                --threads 2 --label "stepwise round $round $b" --objs-out "$tag-stepwise.objs"
+        done
+    done
+    stamp "family: end"
+}
+
 case "$section" in
     sweep) run_sweep 2>&1 | tee -a "$out/sweep.log" ;;
     restarts) run_restarts 2>&1 | tee -a "$out/restarts.log" ;;
     defaults) run_defaults 2>&1 | tee -a "$out/defaults.log" ;;
     tabletop) run_tabletop 2>&1 | tee -a "$out/tabletop.log" ;;
+    family) run_family 2>&1 | tee -a "$out/family.log" ;;
     all)
         run_sweep 2>&1 | tee -a "$out/sweep.log"
         run_restarts 2>&1 | tee -a "$out/restarts.log"
         ;;
-    *) echo "unknown section $section (sweep | restarts | defaults | tabletop | all)" >&2; exit 2 ;;
+    *) echo "unknown section $section (sweep | restarts | defaults | tabletop | family | all)" >&2; exit 2 ;;
 esac

@@ -179,39 +179,46 @@ fn grow_feature_shared(
 }
 
 /// Where every seeding on `x` starts: with the paper's form the base feature's mean, and the
-/// residuals and their errors ‖r_n‖² once it is taken (without it: X and ‖x_n‖²).
+/// errors ‖r_n‖² of the residuals once it is taken (without it: ‖x_n‖²). The residuals
+/// themselves are formed again by each seeding that needs them ([`Start::residuals`]), so
+/// that a fit holds no copy of X beyond its restarts' own.
 #[derive(Debug)]
 struct Start {
     form: FeatureSeeding,
+    /// X's columns.
+    d: usize,
     base: Option<Vec<f64>>,
-    resid: RowMatrix,
     err: Vec<f64>,
 }
 
 impl Start {
     fn new(x: MatrixView<'_>, form: FeatureSeeding) -> Self {
-        let d = x.n_cols();
+        let base = (form == FeatureSeeding::BaseFeature).then(|| mean_row(x));
+        let resid = Self::residuals(x, base.as_deref());
+        // ‖r_n‖² as `sq_norm` gives it (the squared distance to 0 has the same bits).
+        let mut err = vec![0.0; x.n_rows()];
+        sq_dists_to(resid.as_slice(), &vec![0.0; x.n_cols()], &mut err);
+        Self {
+            form,
+            d: x.n_cols(),
+            base,
+            err,
+        }
+    }
+
+    /// X less the base feature's mean (when there is one), entry by entry.
+    fn residuals(x: MatrixView<'_>, base: Option<&[f64]>) -> RowMatrix {
         let mut resid = x.to_owned();
-        let base = (form == FeatureSeeding::BaseFeature).then(|| {
-            let m = mean_row(x);
+        if let Some(m) = base {
             for i in 0..x.n_rows() {
                 resid
                     .row_mut(i)
                     .iter_mut()
-                    .zip(&m)
+                    .zip(m)
                     .for_each(|(r, v)| *r -= v);
             }
-            m
-        });
-        // ‖r_n‖² as `sq_norm` gives it (the squared distance to 0 has the same bits).
-        let mut err = vec![0.0; x.n_rows()];
-        sq_dists_to(resid.as_slice(), &vec![0.0; d], &mut err);
-        Self {
-            form,
-            base,
-            resid,
-            err,
         }
+        resid
     }
 }
 
@@ -230,7 +237,7 @@ pub(crate) struct Seeded {
 impl Seeded {
     /// The seed (Z, A).
     pub fn z_a(&self) -> (BinaryMatrix, RowMatrix) {
-        let (n, d) = (self.start.err.len(), self.start.resid.n_cols());
+        let (n, d) = (self.start.err.len(), self.start.d);
         let mut z = BinaryMatrix::zeros(n, 0);
         let mut a = RowMatrix::zeros(0, d);
         if let (true, Some(m)) = (self.with_base, &self.start.base) {
@@ -250,8 +257,9 @@ impl Seeded {
 
     /// The residuals once the features taken so far are: formed entry by entry in the order
     /// the seeding takes them, so the bits of residuals kept up to date as it goes.
-    fn residuals(&self) -> RowMatrix {
-        let mut resid = self.start.resid.clone();
+    fn residuals(&self, x: MatrixView<'_>) -> RowMatrix {
+        let base = self.start.base.as_deref().filter(|_| self.with_base);
+        let mut resid = Start::residuals(x, base);
         self.features.iter().for_each(|f| take(&mut resid, f));
         resid
     }
@@ -442,7 +450,7 @@ pub(crate) fn seed_features_shared(
         }
         let pick = draw_weighted(&err, rng);
         let mut make = || {
-            let r = resid.get_or_insert_with(|| seeded.residuals());
+            let r = resid.get_or_insert_with(|| seeded.residuals(x));
             let paths = memo.zip(seeded.state).map(|(m, s)| (&m.paths, s));
             let grown = grow_feature_shared(r.view(), &err, r.row(pick), steps, paths);
             let taken = penalty.is_none_or(|p| grown.gain > p);

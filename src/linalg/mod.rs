@@ -6,6 +6,8 @@
 //! fixed blocks on the rayon pool, so restarts and row blocks share the same threads without
 //! oversubscription.
 
+#[cfg(target_arch = "x86_64")]
+mod avx2;
 mod blocks;
 mod nearest;
 mod screen;
@@ -107,15 +109,8 @@ pub fn dots_to(x: &[f64], c: &[f64], out: &mut [f64]) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU supports AVX2 (checked just above).
-        return unsafe { dots_to_avx2(x, c, out) };
+        return unsafe { avx2::dots_to(x, c, out) };
     }
-    dots_to_body(x, c, out);
-}
-
-/// [`dots_to`] compiled with AVX2: the same operations (no FMA), four lanes wide.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn dots_to_avx2(x: &[f64], c: &[f64], out: &mut [f64]) {
     dots_to_body(x, c, out);
 }
 
@@ -167,15 +162,8 @@ pub fn sq_dists_to(x: &[f64], c: &[f64], out: &mut [f64]) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU supports AVX2 (checked just above).
-        return unsafe { sq_dists_to_avx2(x, c, out) };
+        return unsafe { avx2::sq_dists_to(x, c, out) };
     }
-    sq_dists_to_body(x, c, out);
-}
-
-/// [`sq_dists_to`] compiled with AVX2: the same operations (no FMA), four lanes wide.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn sq_dists_to_avx2(x: &[f64], c: &[f64], out: &mut [f64]) {
     sq_dists_to_body(x, c, out);
 }
 
@@ -205,15 +193,8 @@ pub fn sq_dists_rows(x: &[f64], y: &[f64], d: usize, out: &mut [f64]) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU supports AVX2 (checked just above).
-        return unsafe { sq_dists_rows_avx2(x, y, d, out) };
+        return unsafe { avx2::sq_dists_rows(x, y, d, out) };
     }
-    sq_dists_rows_body(x, y, d, out);
-}
-
-/// [`sq_dists_rows`] compiled with AVX2: the same operations (no FMA), four lanes wide.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn sq_dists_rows_avx2(x: &[f64], y: &[f64], d: usize, out: &mut [f64]) {
     sq_dists_rows_body(x, y, d, out);
 }
 
@@ -240,15 +221,8 @@ pub fn sq_dist4(a: [&[f64]; 4], b: [&[f64]; 4]) -> [f64; 4] {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU supports AVX2 (checked just above).
-        return unsafe { sq_dist4_avx2(a, b) };
+        return unsafe { avx2::sq_dist4(a, b) };
     }
-    sq_dist4_body(a, b)
-}
-
-/// [`sq_dist4`] compiled with AVX2: the same operations (no FMA), four lanes wide.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn sq_dist4_avx2(a: [&[f64]; 4], b: [&[f64]; 4]) -> [f64; 4] {
     sq_dist4_body(a, b)
 }
 
@@ -392,7 +366,7 @@ mod tests {
     /// of the squared norm of the difference formed first (as the residual kernels did).
     #[test]
     fn paired_rows_give_the_bits_of_sq_dist() {
-        for d in 0..13 {
+        for d in (0..13).chain([31, 100]) {
             for n in 0..10 {
                 let x: Vec<f64> = (0..n * d)
                     .map(|i| ((i * 37 % 23) as f64).sqrt() - 2.1)
@@ -416,7 +390,7 @@ mod tests {
 
     #[test]
     fn four_rows_at_a_time_give_the_bits_of_one_at_a_time() {
-        for d in 0..13 {
+        for d in (0..13).chain([31, 100]) {
             for n in 0..10 {
                 let x: Vec<f64> = (0..n * d)
                     .map(|i| ((i * 37 % 23) as f64).sqrt() - 2.1)
@@ -457,7 +431,7 @@ mod tests {
 
     #[test]
     fn four_pairs_at_a_time_give_the_bits_of_one_at_a_time() {
-        for d in 0..13 {
+        for d in (0..13).chain([31, 100]) {
             let v = |seed: usize| -> Vec<f64> {
                 (0..d)
                     .map(|j| (((seed * 13 + j * 37) % 23) as f64).sqrt() * 1.3 - 2.9)

@@ -11,6 +11,8 @@ mod avx2;
 mod blocks;
 mod nearest;
 mod screen;
+#[cfg(target_arch = "x86_64")]
+mod sse2;
 
 pub use blocks::{
     BLOCK_ROWS, GEMM_ROWS, for_each_block, ordered_block_reduce, ordered_block_stream,
@@ -25,9 +27,21 @@ use crate::RowMatrix;
 use faer::{Accum, MatMut, MatRef, Par};
 use rayon::prelude::*;
 
-/// Dot product of two equal-length slices.
+/// Dot product of two equal-length slices: four running sums over the entries 4q + l, each
+/// added in index order, then (s₀ + s₁) + (s₂ + s₃) and the last len mod 4 products in
+/// order. The four-at-a-time kernels ([`dots_to`]) give the same bits.
 #[inline]
 pub fn dot(a: &[f64], b: &[f64]) -> f64 {
+    #[cfg(target_arch = "x86_64")]
+    return sse2::dot(a, b);
+    #[cfg(not(target_arch = "x86_64"))]
+    dot_portable(a, b)
+}
+
+/// [`dot`] as plain Rust: the form off x86-64, and the tests' reference.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+#[inline]
+fn dot_portable(a: &[f64], b: &[f64]) -> f64 {
     debug_assert_eq!(a.len(), b.len());
     // Four independent accumulators let the compiler vectorise without reassociating.
     let mut acc = [0.0f64; 4];
@@ -46,9 +60,21 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     s
 }
 
-/// Squared Euclidean distance ‖a − b‖², computed from the differences (no cancellation).
+/// Squared Euclidean distance ‖a − b‖², computed from the differences (no cancellation),
+/// summed as [`dot`] sums its products. The four-at-a-time kernels ([`sq_dist4`],
+/// [`sq_dists_to`], [`sq_dists_rows`]) give the same bits.
 #[inline]
 pub fn sq_dist(a: &[f64], b: &[f64]) -> f64 {
+    #[cfg(target_arch = "x86_64")]
+    return sse2::sq_dist(a, b);
+    #[cfg(not(target_arch = "x86_64"))]
+    sq_dist_portable(a, b)
+}
+
+/// [`sq_dist`] as plain Rust: the form off x86-64, and the tests' reference.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+#[inline]
+fn sq_dist_portable(a: &[f64], b: &[f64]) -> f64 {
     debug_assert_eq!(a.len(), b.len());
     let mut acc = [0.0f64; 4];
     let chunks = a.len() / 4;
@@ -427,6 +453,42 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `dot` and `sq_dist` as built here (SSE2 on x86-64) against the portable loops, bit for
+    /// bit, on lengths with and without a remainder and values whose sums round differently
+    /// in another order.
+    #[test]
+    fn dot_and_sq_dist_give_the_bits_of_the_portable_loops() {
+        let mut differs = 0;
+        for d in (0..40).chain([50, 100, 101]) {
+            for seed in 0..4 {
+                let a: Vec<f64> = (0..d)
+                    .map(|j| (((seed * 13 + j * 37) % 23) as f64).sqrt() * 1.3 - 2.9)
+                    .collect();
+                let b: Vec<f64> = (0..d)
+                    .map(|j| ((j + seed) as f64 * 0.7).sin() * 3.1)
+                    .collect();
+                assert_eq!(
+                    dot(&a, &b).to_bits(),
+                    dot_portable(&a, &b).to_bits(),
+                    "dot d {d}"
+                );
+                let (got, want) = (sq_dist(&a, &b), sq_dist_portable(&a, &b));
+                assert_eq!(got.to_bits(), want.to_bits(), "sq_dist d {d}");
+                // The same terms summed in index order: often other bits, so a kernel that
+                // summed so would be seen.
+                let serial = a
+                    .iter()
+                    .zip(&b)
+                    .fold(0.0, |s, (x, y)| s + (x - y) * (x - y));
+                differs += usize::from(serial.to_bits() != want.to_bits());
+            }
+        }
+        assert!(
+            differs > 20,
+            "the order of the sums shows in the bits ({differs})"
+        );
     }
 
     #[test]

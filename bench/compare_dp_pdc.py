@@ -78,7 +78,8 @@ def main():
     ap.add_argument("--sides", default="madbayes,plain,pdc",
                     help="any of madbayes (defaults, --restarts R), auto (defaults, the "
                          "library's restarts for the data's size), plain, pdc, before "
-                         "(defaults of --before), before-plain (--plain of --before)")
+                         "(defaults of --before), before-auto (auto of --before), "
+                         "before-plain (--plain of --before)")
     ap.add_argument("--before", help="an older bench_clustering, for a before/after row")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -92,6 +93,9 @@ def main():
                 plain = side == "before-plain"
                 r = madbayes_fit(a.before, path, a.n, a.d, p, a.restarts, a.threads, plain)
                 r["side"] = "madbayes before" + (" plain" if plain else "")
+            elif side == "before-auto":
+                r = madbayes_fit(a.before, path, a.n, a.d, p, None, a.threads, False)
+                r["side"] = "madbayes before auto"
             elif side == "auto":
                 r = madbayes_fit(a.binary, path, a.n, a.d, p, None, a.threads, False)
                 r["side"] = "madbayes auto"

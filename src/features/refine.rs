@@ -35,7 +35,7 @@
 
 use super::bp_means::BpMeansRun;
 use super::collapsed::collapsed_bp_means_run;
-use super::k_features::k_features_run;
+use super::k_features::{k_features_run, k_features_run_unscored};
 use super::kernels::{GraySteps, descend_row, gram, row_cost};
 use super::lstsq::{least_squares, least_squares_and_rss};
 use super::memo::SharedMemo;
@@ -277,11 +277,12 @@ fn canonical(s: &Setting, z: BinaryMatrix, run: FeatureRun) -> FeatureRun {
 /// move that lowers the objective, or `None` when no move does.
 fn bp_means_round(s: &Setting, rng: &mut ChaCha8Rng, run: &FeatureRun) -> Option<FeatureRun> {
     let bp = |(z, a): (BinaryMatrix, RowMatrix)| s.bp.run(z, a);
+    // The residuals the grow and deep moves draw from (below the cap on K).
+    let resid = (run.a.n_rows() < s.bp.k_max).then(|| residuals(s.bp.x, &run.z, &run.a));
     // 1. Grow a feature that pays as it is.
-    if run.a.n_rows() < s.bp.k_max {
-        let (resid, err) = residuals(s.bp.x, &run.z, &run.a);
+    if let Some((resid, err)) = &resid {
         for _ in 0..GROW_TRIES {
-            let Some(g) = grow_from(&resid, &err, rng) else {
+            let Some(g) = grow_from(resid, err, rng) else {
                 break;
             };
             if g.gain > s.bp.penalty + tol(run.objective) {
@@ -295,7 +296,7 @@ fn bp_means_round(s: &Setting, rng: &mut ChaCha8Rng, run: &FeatureRun) -> Option
         Err(costs) => costs,
     };
     // 3. Deep moves.
-    if let Some(next) = deep_move(s, rng, run, &removal_costs) {
+    if let Some(next) = deep_move(s, rng, run, resid.as_ref(), &removal_costs) {
         return Some(next);
     }
     // 4. Polish.
@@ -313,17 +314,19 @@ fn bp_means_round(s: &Setting, rng: &mut ChaCha8Rng, run: &FeatureRun) -> Option
     None
 }
 
-/// Deep moves of BP-means: grow a feature (whatever its gain) or remove one of the cheapest
-/// to remove, descend by K-features then BP-means; the first descent that ends below the
-/// run's objective.
+/// Deep moves of BP-means: grow a feature (whatever its gain) from the run's residuals and
+/// their errors (`resid`; `None` at the cap on K) or remove one of the cheapest to remove,
+/// descend by K-features then BP-means; the first descent that ends below the run's
+/// objective.
 fn deep_move(
     s: &Setting,
     rng: &mut ChaCha8Rng,
     run: &FeatureRun,
+    resid: Option<&(RowMatrix, Vec<f64>)>,
     removal_costs: &[(usize, f64)],
 ) -> Option<FeatureRun> {
     let descend = |z: BinaryMatrix, a: RowMatrix| {
-        let kf = k_features_run(
+        let kf = k_features_run_unscored(
             s.bp.x,
             s.x_sq,
             s.bp.max_iter,
@@ -334,10 +337,9 @@ fn deep_move(
         s.bp.run(kf.z, kf.a)
     };
     let current = run.objective;
-    if run.a.n_rows() < s.bp.k_max {
-        let (resid, err) = residuals(s.bp.x, &run.z, &run.a);
+    if let Some((resid, err)) = resid {
         for _ in 0..GROW_TRIES {
-            let Some(g) = grow_from(&resid, &err, rng) else {
+            let Some(g) = grow_from(resid, err, rng) else {
                 break;
             };
             let (z, a) = with_feature(&run.z, &run.a, &g);

@@ -28,6 +28,22 @@ pub(crate) fn k_features_run(
     z0: BinaryMatrix,
     a0: RowMatrix,
 ) -> FeatureRun {
+    let mut run = k_features_run_unscored(x, x_sq, max_iter, exact_max_k, z0, a0);
+    run.objective = residual_ss(x, &run.z, &run.a);
+    run
+}
+
+/// [`k_features_run`] without its last step: the returned `objective` is NaN, not ‖X − ZA‖²_F
+/// recomputed from Z and A. For a run handed straight to BP-means (the refinement's deep
+/// moves), which scores its own end.
+pub(crate) fn k_features_run_unscored(
+    x: MatrixView<'_>,
+    x_sq: f64,
+    max_iter: usize,
+    exact_max_k: usize,
+    z0: BinaryMatrix,
+    a0: RowMatrix,
+) -> FeatureRun {
     let mut z = z0;
     let mut a = a0;
     let mut trace = Vec::new();
@@ -51,11 +67,10 @@ pub(crate) fn k_features_run(
         }
         a_is_ls = true;
     }
-    let objective = residual_ss(x, &z, &a);
     FeatureRun {
         z,
         a,
-        objective,
+        objective: f64::NAN,
         n_iter,
         converged,
         trace,

@@ -4,7 +4,7 @@
 //! the portable bodies is done lane for lane in the same order (subtract, multiply, add; no
 //! FMA), so the bits are theirs. Compiled from the portable bodies instead, the compiler
 //! packed the four rows' values of one column into a register with shuffles, which cost
-//! more than the arithmetic (about 1.2 µs against 0.65 µs for 100 rows of 100 values).
+//! more than the arithmetic (docs/speed.md §2, sitting of 11:08 on 2026-11-27).
 //!
 //! Callers check that the CPU has AVX2 before calling.
 

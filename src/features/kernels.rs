@@ -43,11 +43,16 @@ pub(crate) fn ones_of(z: &[u8], on: &mut Vec<usize>) {
     on.truncate(m);
 }
 
-/// c(z) = zᵀ G z − 2 z·g, the error of `z` less ‖x‖².
+/// c(z) = zᵀ G z − 2 z·g, the error of `z` less ‖x‖²: the terms of [`row_cost_on`] in its
+/// order (so its bits), read off the row without listing its ones first (this is called for
+/// every row a step re-optimises, and the list was an allocation each time).
 pub(crate) fn row_cost(z: &[u8], g: &[f64], gm: &[f64]) -> f64 {
-    let mut on = Vec::with_capacity(z.len());
-    ones_of(z, &mut on);
-    row_cost_on(&on, g, gm, z.len())
+    let k = z.len();
+    let on = || (0..k).filter(|&j| z[j] != 0);
+    on().fold(0.0, |c, i| {
+        let row = &gm[i * k..(i + 1) * k];
+        on().fold(c - 2.0 * g[i], |c, j| c + row[j])
+    })
 }
 
 /// [`row_cost`] of the row whose ones are at `on` (ascending) among `k` features: the same
@@ -536,6 +541,7 @@ mod tests {
                 let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
                 assert_eq!(bits(&h), bits(&want), "k {k}");
                 assert_eq!(row_cost_on(&on, &g, &gm, k).to_bits(), cost.to_bits());
+                assert_eq!(row_cost(&z, &g, &gm).to_bits(), cost.to_bits());
             }
         }
     }

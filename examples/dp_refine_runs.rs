@@ -96,3 +96,8 @@ fn main() {
         100.0 * (best_only - every) / every
     );
 }
+
+/// The allocator of the command line and the Python module (src/main.rs), so that the times
+/// printed are those of what they run.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

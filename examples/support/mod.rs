@@ -3,6 +3,11 @@
 
 #![allow(dead_code)] // each example uses its own part
 
+/// The allocator of the command line and the Python module (src/main.rs), so that the
+/// benchmarks time what they run.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;

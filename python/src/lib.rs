@@ -32,6 +32,11 @@ use std::time::{Duration, Instant};
 
 mod occ;
 
+/// mimalloc instead of the system's allocator, as in the command line (its src/main.rs says
+/// why). It serves the module's own Rust allocations; NumPy and Python keep theirs.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 // ---------------------------------------------------------------------------------------
 // Input
 

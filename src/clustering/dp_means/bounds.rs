@@ -19,7 +19,8 @@
 
 use crate::clustering::mean_shifts::{SLACK, keeps_own};
 use crate::linalg::{
-    Nearest, SCREEN_ROWS, axpy, prefetch, screened_nearest_with, sq_dist, sq_dist4, sq_dists_to,
+    Nearest, ROWS_AHEAD, SCREEN_ROWS, axpy, prefetch, screened_nearest_with, sq_dist, sq_dist4,
+    sq_dists_to,
 };
 use crate::{MatrixView, RowMatrix};
 use std::sync::Mutex;
@@ -366,7 +367,8 @@ pub(super) fn nearest_in_block(
 }
 
 /// The direct squared distance of each row `i` in `rows` to its own mean `labels[i]`, into
-/// `out` (one per row, in order): [`sq_dist`]'s bits, four rows at a time.
+/// `out` (one per row, in order): [`sq_dist`]'s bits, four rows at a time, each row asked
+/// for [`ROWS_AHEAD`] rows before it is read.
 fn own_distances(
     x: MatrixView<'_>,
     rows: std::ops::Range<usize>,
@@ -378,6 +380,9 @@ fn own_distances(
     let pair = |i: usize| (x.row(i), means.row(labels[i]));
     let mut i = rows.start;
     while i + 4 <= rows.end {
+        for a in (i + ROWS_AHEAD..i + ROWS_AHEAD + 4).filter(|&a| a < rows.end) {
+            prefetch(x.row(a));
+        }
         let p = [pair(i), pair(i + 1), pair(i + 2), pair(i + 3)];
         out.extend(sq_dist4(p.map(|p| p.0), p.map(|p| p.1)));
         i += 4;

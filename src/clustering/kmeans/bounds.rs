@@ -6,7 +6,7 @@
 //! (`bounded_passes_give_the_unbounded_iterations` in lloyd.rs).
 
 use crate::clustering::mean_shifts::{SLACK, Shifts, half_gaps, keeps_own};
-use crate::linalg::{SCREEN_ROWS, axpy, screened_nearest, sq_dist};
+use crate::linalg::{ROWS_AHEAD, SCREEN_ROWS, axpy, prefetch, screened_nearest, sq_dist};
 use crate::{MatrixView, RowMatrix};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -130,6 +130,10 @@ impl RowBounds {
             searched.clear();
             gathered.clear();
             for i in c..ce {
+                // The rows are read in order: each is asked for ROWS_AHEAD rows before.
+                if i + ROWS_AHEAD < end {
+                    prefetch(x.row(i + ROWS_AHEAD));
+                }
                 let li = i - start;
                 let own = rows.labels[li];
                 if self.bounded && own != usize::MAX {

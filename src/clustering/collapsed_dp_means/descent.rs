@@ -660,10 +660,14 @@ impl Partition {
         // Marks the slots of a list while a search scores the rest.
         let mut listed: Vec<bool> = Vec::new();
         for (i, &n) in order.iter().enumerate() {
-            // The rows come in a random order: start loading the row after next, and the label
-            // and bounds of the row ROWS_AHEAD on (most rows late in a descent are decided by
-            // those two alone, in a few nanoseconds: 2 rows ahead was too late for them).
-            if let Some(&ahead) = order.get(i + 2) {
+            // The rows come in a random order: start loading the label and bounds of the row
+            // ROWS_AHEAD on (most rows late in a descent are decided by those two alone, in a
+            // few nanoseconds: 2 rows ahead was too late for them), and the row after next
+            // unless those say it will be passed over unread (its 400 bytes would be loaded
+            // for nothing).
+            if let Some(&ahead) = order.get(i + 2)
+                && !(zones && self.bounds.settled(ahead, self.labels[ahead]))
+            {
                 prefetch(x.row(ahead));
             }
             if let Some(&ahead) = order.get(i + ROWS_AHEAD) {

@@ -40,6 +40,18 @@ pub(crate) struct Partition {
     /// How many nearest neighbours of each slot a table sorts ([`SORTED_NEIGHBOURS`];
     /// lowered by tests).
     sorted_neighbours: usize,
+    /// Per slot: its 2-means was tried by a round of splits and did not pay, and no move,
+    /// merge or split has touched the slot since. Its rows and the bits of its sum, hence
+    /// of its mean, are then those of that try, and so would be its 2-means: the next round
+    /// passes it over ([`Partition::split_while_better`]).
+    split_tried: Vec<bool>,
+    /// Clusters a round of splits passed over by `split_tried`.
+    #[cfg(test)]
+    split_skips: usize,
+    /// The rows and the bits of the sum of each slot when it was marked in `split_tried`:
+    /// a slot passed over must still hold them.
+    #[cfg(test)]
+    split_marks: std::collections::HashMap<usize, (Vec<usize>, Vec<u64>)>,
     /// Tables dropped in the middle of a sweep, as openings passed `table_max_slots`.
     #[cfg(test)]
     dropped_tables: usize,
@@ -504,6 +516,11 @@ impl Partition {
             table: None,
             table_max_slots: TABLE_MAX_SLOTS,
             sorted_neighbours: SORTED_NEIGHBOURS,
+            split_tried: vec![false; k],
+            #[cfg(test)]
+            split_skips: 0,
+            #[cfg(test)]
+            split_marks: Default::default(),
             #[cfg(test)]
             dropped_tables: 0,
             #[cfg(test)]
@@ -550,6 +567,7 @@ impl Partition {
     ) -> ((usize, f64), (usize, f64)) {
         let from = self.labels[n];
         self.bounds.clock += 1;
+        self.split_tried[from] = false;
         self.counts[from] -= 1;
         axpy(-1.0, x.row(n), self.sums.row_mut(from));
         let mut from_moved = 0.0;
@@ -570,6 +588,7 @@ impl Partition {
             }
         };
         self.counts[to] += 1;
+        self.split_tried[to] = false;
         axpy(1.0, x.row(n), self.sums.row_mut(to));
         let mut to_moved = self.refresh_mean(to);
         if opened {
@@ -584,10 +603,14 @@ impl Partition {
 
     fn new_slot(&mut self) -> usize {
         if let Some(j) = self.free.pop() {
+            // A freed slot was left unmarked by the move or merge that emptied it; cleared
+            // again so that a new cluster never inherits a mark.
+            self.split_tried[j] = false;
             return j;
         }
         let d = self.sums.n_cols();
         self.bounds.moved(self.counts.len(), 0.0);
+        self.split_tried.push(false);
         self.counts.push(0);
         self.sums.push_row(&vec![0.0; d]);
         self.means.push_row(&vec![0.0; d]);
@@ -1158,6 +1181,8 @@ impl Partition {
         }
         self.counts[a] += self.counts[b];
         self.counts[b] = 0;
+        self.split_tried[a] = false;
+        self.split_tried[b] = false;
         let sb = self.sums.row(b).to_vec();
         axpy(1.0, &sb, self.sums.row_mut(a));
         self.sums.row_mut(b).fill(0.0);
@@ -1188,13 +1213,28 @@ impl Partition {
             if rows.len() < 2 || self.k() >= k_max {
                 continue;
             }
-            let Some((side, gain)) = two_means(x, &rows, self.means.row(c)) else {
-                continue;
-            };
-            if gain <= penalty {
+            #[cfg(test)]
+            let state = (
+                rows.clone(),
+                self.sums.row(c).iter().map(|v| v.to_bits()).collect(),
+            );
+            if self.split_tried[c] {
+                #[cfg(test)]
+                {
+                    self.split_skips += 1;
+                    assert_eq!(self.split_marks.get(&c), Some(&state), "slot {c} changed");
+                }
                 continue;
             }
+            let pays = two_means(x, &rows, self.means.row(c)).filter(|&(_, gain)| gain > penalty);
+            let Some((side, gain)) = pays else {
+                self.split_tried[c] = true;
+                #[cfg(test)]
+                self.split_marks.insert(c, state);
+                continue;
+            };
             self.change += penalty - gain;
+            self.split_tried[c] = false;
             let new = self.new_slot();
             let (mut kept, mut moved) = (Vec::new(), Vec::new());
             for (&n, &s) in rows.iter().zip(&side) {
@@ -1766,6 +1806,80 @@ mod tests {
     /// Row y (first in the order) stays in its 102-row cluster in sweep 1, where it has no
     /// other cluster to join (bound +∞); row r, after it, opens a cluster 1 away from y, and
     /// in sweep 2 y joins it. A bound not reset by the opening would pass y over.
+    /// Rounds of splits that pass over the clusters whose 2-means did not pay and that
+    /// nothing has touched since make the descent of rounds that try every cluster: labels,
+    /// counts and the objective's change to the bit after every sweep, merge and split
+    /// round, on blobs at penalties where splits, merges and moves all happen. A slot passed
+    /// over must hold the rows and sum bits it had when marked (checked in
+    /// `split_while_better` under test), so the test fails when a move, merge or split
+    /// leaves a slot marked as tried.
+    #[test]
+    fn split_rounds_skip_only_untouched_clusters() {
+        use crate::generate::gaussian_blobs;
+        let mut skips = 0;
+        for (penalty, seed) in [(6.0, 1u64), (12.0, 2), (30.0, 3)] {
+            let x = gaussian_blobs(1_500, 4, 12, 6.0, 1.5, seed).x;
+            let n = x.n_rows();
+            let labels: Vec<usize> = (0..n).map(|i| i % 3).collect();
+            let order: Vec<usize> = (0..n).map(|i| (i * 7919) % n).collect();
+            let (mut p, mut q) = (
+                Partition::new(x.view(), labels.clone(), 3),
+                Partition::new(x.view(), labels, 3),
+            );
+            for step in 0..60 {
+                let moved = p.sweep(x.view(), &order, penalty, usize::MAX);
+                assert_eq!(moved, q.sweep(x.view(), &order, penalty, usize::MAX));
+                if moved == 0 {
+                    let merged = p.merge_while_better(penalty);
+                    assert_eq!(merged, q.merge_while_better(penalty));
+                    if merged == 0 {
+                        q.split_tried.iter_mut().for_each(|t| *t = false);
+                        let split = p.split_while_better(x.view(), penalty, usize::MAX);
+                        assert_eq!(split, q.split_while_better(x.view(), penalty, usize::MAX));
+                        if split == 0 {
+                            break;
+                        }
+                    }
+                }
+                let case = format!("P = {penalty}, step {step}");
+                assert_eq!(p.labels, q.labels, "{case}");
+                assert_eq!(p.counts, q.counts, "{case}");
+                assert_eq!(p.change.to_bits(), q.change.to_bits(), "{case}");
+            }
+            skips += p.split_skips;
+        }
+        assert!(skips > 20, "{skips} clusters passed over");
+    }
+
+    /// A merge un-marks both slots, and a slot freed by it and reused by a split is tried
+    /// afresh: two far-apart groups that no split pays for alone, merged, must be split
+    /// again in the next round (and its parts tried, which the check in
+    /// `split_while_better` makes fail if either kept its mark).
+    #[test]
+    fn a_merged_or_reused_slot_is_tried_again() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let rows: Vec<[f64; 2]> = (0..60)
+            .map(|i| {
+                let centre = if i < 30 { 0.0 } else { 100.0 };
+                [
+                    centre + rng.random_range(-1.0..1.0),
+                    rng.random_range(-1.0..1.0),
+                ]
+            })
+            .collect();
+        let x = RowMatrix::from_rows(&rows);
+        let labels: Vec<usize> = (0..60).map(|i| usize::from(i >= 30)).collect();
+        let penalty = 1_000.0;
+        let mut p = Partition::new(x.view(), labels, 2);
+        assert_eq!(p.split_while_better(x.view(), penalty, usize::MAX), 0);
+        assert!(p.split_tried[0] && p.split_tried[1]);
+        let delta = p.merge_change(0, 1, penalty);
+        p.merge(0, 1, delta);
+        assert_eq!(p.split_while_better(x.view(), penalty, usize::MAX), 1);
+        assert_eq!(p.k(), 2);
+        assert_eq!(p.split_skips, 0);
+    }
+
     /// `two_means` as it was written, one distance at a time: the oracle of the test below.
     fn two_means_one_at_a_time(
         x: MatrixView<'_>,

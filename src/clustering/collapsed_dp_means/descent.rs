@@ -1450,22 +1450,7 @@ fn two_means(x: MatrixView<'_>, rows: &[usize], mean: &[f64]) -> Option<(Vec<boo
             changed |= to_b != *s;
             *s = to_b;
         }
-        let (mut sa, mut sb) = (vec![0.0; mean.len()], vec![0.0; mean.len()]);
-        let (mut na, mut nb) = (0usize, 0usize);
-        for (i, &n) in rows.iter().enumerate() {
-            if side[i] {
-                axpy(1.0, x.row(n), &mut sb);
-                nb += 1;
-            } else {
-                axpy(1.0, x.row(n), &mut sa);
-                na += 1;
-            }
-        }
-        if na == 0 || nb == 0 {
-            return None;
-        }
-        ca = sa.iter().map(|v| v / na as f64).collect();
-        cb = sb.iter().map(|v| v / nb as f64).collect();
+        (ca, cb) = side_means(x, rows, &side)?;
         if !changed {
             break;
         }
@@ -1477,6 +1462,28 @@ fn two_means(x: MatrixView<'_>, rows: &[usize], mean: &[f64]) -> Option<(Vec<boo
         .map(|(&s, (&db, &da))| if s { db } else { da })
         .sum();
     Some((side, before - after))
+}
+
+/// The means of the rows of `rows` on each side of `side` (false, true), each summed in row
+/// order; `None` when a side is empty.
+fn side_means(x: MatrixView<'_>, rows: &[usize], side: &[bool]) -> Option<(Vec<f64>, Vec<f64>)> {
+    let d = x.n_cols();
+    let (mut sa, mut sb) = (vec![0.0; d], vec![0.0; d]);
+    let (mut na, mut nb) = (0usize, 0usize);
+    for (&n, &s) in rows.iter().zip(side) {
+        if s {
+            axpy(1.0, x.row(n), &mut sb);
+            nb += 1;
+        } else {
+            axpy(1.0, x.row(n), &mut sa);
+            na += 1;
+        }
+    }
+    if na == 0 || nb == 0 {
+        return None;
+    }
+    let mean = |s: Vec<f64>, m: usize| s.into_iter().map(|v| v / m as f64).collect();
+    Some((mean(sa, na), mean(sb, nb)))
 }
 
 /// ‖x_n − c_0‖² into `first` and, when `second` is not empty, ‖x_n − c_1‖² into `second`, for
@@ -1911,22 +1918,7 @@ mod tests {
                 changed |= to_b != side[i];
                 side[i] = to_b;
             }
-            let (mut sa, mut sb) = (vec![0.0; mean.len()], vec![0.0; mean.len()]);
-            let (mut na, mut nb) = (0usize, 0usize);
-            for (i, &n) in rows.iter().enumerate() {
-                if side[i] {
-                    axpy(1.0, x.row(n), &mut sb);
-                    nb += 1;
-                } else {
-                    axpy(1.0, x.row(n), &mut sa);
-                    na += 1;
-                }
-            }
-            if na == 0 || nb == 0 {
-                return None;
-            }
-            ca = sa.iter().map(|v| v / na as f64).collect();
-            cb = sb.iter().map(|v| v / nb as f64).collect();
+            (ca, cb) = side_means(x, rows, &side)?;
             if !changed {
                 break;
             }

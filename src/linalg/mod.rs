@@ -8,6 +8,8 @@
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 mod blocks;
 mod nearest;
 mod screen;
@@ -143,9 +145,15 @@ pub fn prefetch_one<T>(value: &T) {
 /// four rows at a time (see [`sq_dists_to`]).
 pub fn dots_to(x: &[f64], c: &[f64], out: &mut [f64]) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2 (checked just above).
-        return unsafe { avx2::dots_to(x, c, out) };
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU supports AVX-512F (checked just above).
+            return unsafe { avx512::dots_to(x, c, out) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { avx2::dots_to(x, c, out) };
+        }
     }
     dots_to_body(x, c, out);
 }
@@ -196,9 +204,15 @@ fn dots_to_body(x: &[f64], c: &[f64], out: &mut [f64]) {
 /// running sums).
 pub fn sq_dists_to(x: &[f64], c: &[f64], out: &mut [f64]) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2 (checked just above).
-        return unsafe { avx2::sq_dists_to(x, c, out) };
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU supports AVX-512F (checked just above).
+            return unsafe { avx512::sq_dists_to(x, c, out) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { avx2::sq_dists_to(x, c, out) };
+        }
     }
     sq_dists_to_body(x, c, out);
 }
@@ -227,9 +241,15 @@ fn sq_dists_to_body(x: &[f64], c: &[f64], out: &mut [f64]) {
 /// [`sq_dist`], so the same bits, four rows at a time as in [`sq_dists_to`].
 pub fn sq_dists_rows(x: &[f64], y: &[f64], d: usize, out: &mut [f64]) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2 (checked just above).
-        return unsafe { avx2::sq_dists_rows(x, y, d, out) };
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU supports AVX-512F (checked just above).
+            return unsafe { avx512::sq_dists_rows(x, y, d, out) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { avx2::sq_dists_rows(x, y, d, out) };
+        }
     }
     sq_dists_rows_body(x, y, d, out);
 }
@@ -255,11 +275,31 @@ fn sq_dists_rows_body(x: &[f64], y: &[f64], d: usize, out: &mut [f64]) {
 /// pipeline instead of each waiting on its own previous addition.
 pub fn sq_dist4(a: [&[f64]; 4], b: [&[f64]; 4]) -> [f64; 4] {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2 (checked just above).
-        return unsafe { avx2::sq_dist4(a, b) };
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU supports AVX-512F (checked just above).
+            return unsafe { avx512::sq_dist4(a, b) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { avx2::sq_dist4(a, b) };
+        }
     }
     sq_dist4_body(a, b)
+}
+
+/// ‖x − m_t‖² for one row and eight slices of its length: each by the operations and
+/// their order of [`sq_dist`] (`sq_dist(x, m_t)`), so the same bits; eight sums overlap in
+/// the pipeline where the CPU has AVX-512F, else two calls of [`sq_dist4`].
+pub fn sq_dists_from(x: &[f64], m: [&[f64]; 8]) -> [f64; 8] {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU supports AVX-512F (checked just above).
+        return unsafe { avx512::sq_dists_from(x, m) };
+    }
+    let lo = sq_dist4([x; 4], [m[0], m[1], m[2], m[3]]);
+    let hi = sq_dist4([x; 4], [m[4], m[5], m[6], m[7]]);
+    std::array::from_fn(|t| if t < 4 { lo[t] } else { hi[t - 4] })
 }
 
 #[inline(always)]
@@ -403,7 +443,7 @@ mod tests {
     #[test]
     fn paired_rows_give_the_bits_of_sq_dist() {
         for d in (0..13).chain([31, 100]) {
-            for n in 0..10 {
+            for n in (0..20).chain([100]) {
                 let x: Vec<f64> = (0..n * d)
                     .map(|i| ((i * 37 % 23) as f64).sqrt() - 2.1)
                     .collect();
@@ -427,7 +467,7 @@ mod tests {
     #[test]
     fn four_rows_at_a_time_give_the_bits_of_one_at_a_time() {
         for d in (0..13).chain([31, 100]) {
-            for n in 0..10 {
+            for n in (0..20).chain([100]) {
                 let x: Vec<f64> = (0..n * d)
                     .map(|i| ((i * 37 % 23) as f64).sqrt() - 2.1)
                     .collect();
@@ -515,6 +555,13 @@ mod tests {
             let b4 = [&b[0][..], &b[1][..], &b[2][..], &b[3][..]];
             let got = sq_dist4(a4, b4);
             assert_eq!(got, sq_dist4_body(a4, b4));
+            // One row against eight: each the bits of `sq_dist`, in its place.
+            let m8: [&[f64]; 8] = std::array::from_fn(|t| if t < 4 { b4[t] } else { a4[t - 4] });
+            let from = sq_dists_from(a4[0], m8);
+            for t in 0..8 {
+                let want = sq_dist(a4[0], m8[t]);
+                assert_eq!(from[t].to_bits(), want.to_bits(), "d {d} mean {t}");
+            }
             for t in 0..4 {
                 let want = sq_dist(&a[t], &b[t]);
                 assert_eq!(got[t].to_bits(), want.to_bits(), "d {d} pair {t}");
@@ -526,6 +573,79 @@ mod tests {
                     got[0] != got[1],
                     "the pairs differ, so a mixed-up pair is seen"
                 );
+            }
+        }
+    }
+
+    /// Each form the CPU can run (AVX2, AVX-512F), called directly rather than through the
+    /// dispatch, against the portable bodies, bit for bit: on a CPU with AVX-512F the
+    /// dispatch alone would leave the AVX2 forms untried, though the AVX-512F forms hand
+    /// them their last rows. Row counts cover the eight-row loop, its four-row rest and the
+    /// single rows; lengths cover the four-value chunks and their remainders.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn every_compiled_form_gives_the_bits_of_the_portable_bodies() {
+        type Kernels = (
+            fn(&[f64], &[f64], &mut [f64]),
+            fn(&[f64], &[f64], usize, &mut [f64]),
+            fn(&[f64], &[f64], &mut [f64]),
+            fn([&[f64]; 4], [&[f64]; 4]) -> [f64; 4],
+        );
+        let mut forms: Vec<(&str, Kernels)> = Vec::new();
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY (each call): the CPU supports AVX2 (checked just above).
+            forms.push((
+                "avx2",
+                (
+                    |x, c, o| unsafe { avx2::sq_dists_to(x, c, o) },
+                    |x, y, d, o| unsafe { avx2::sq_dists_rows(x, y, d, o) },
+                    |x, c, o| unsafe { avx2::dots_to(x, c, o) },
+                    |a, b| unsafe { avx2::sq_dist4(a, b) },
+                ),
+            ));
+        }
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY (each call): the CPU supports AVX-512F (checked just above).
+            forms.push((
+                "avx512f",
+                (
+                    |x, c, o| unsafe { avx512::sq_dists_to(x, c, o) },
+                    |x, y, d, o| unsafe { avx512::sq_dists_rows(x, y, d, o) },
+                    |x, c, o| unsafe { avx512::dots_to(x, c, o) },
+                    |a, b| unsafe { avx512::sq_dist4(a, b) },
+                ),
+            ));
+        }
+        eprintln!(
+            "compiled kernel forms checked on this CPU: {:?}",
+            forms.iter().map(|f| f.0).collect::<Vec<_>>()
+        );
+        for (name, (to, rows, dots, four)) in &forms {
+            for d in (0..13).chain([31, 50, 100]) {
+                for n in (0..26).chain([100]) {
+                    let x: Vec<f64> = (0..n * d)
+                        .map(|i| ((i * 37 % 23) as f64).sqrt() - 2.1)
+                        .collect();
+                    let y: Vec<f64> = (0..n * d).map(|i| (i as f64 * 0.7).sin()).collect();
+                    let c: Vec<f64> = (0..d).map(|j| (j as f64 * 0.3).cos() * 1.7).collect();
+                    let (mut got, mut want) = (vec![f64::NAN; n], vec![f64::NAN; n]);
+                    let bits = |v: &[f64]| v.iter().map(|e| e.to_bits()).collect::<Vec<_>>();
+                    to(&x, &c, &mut got);
+                    sq_dists_to_body(&x, &c, &mut want);
+                    assert_eq!(bits(&got), bits(&want), "{name} sq_dists_to d {d} n {n}");
+                    rows(&x, &y, d, &mut got);
+                    sq_dists_rows_body(&x, &y, d, &mut want);
+                    assert_eq!(bits(&got), bits(&want), "{name} sq_dists_rows d {d} n {n}");
+                    dots(&x, &c, &mut got);
+                    dots_to_body(&x, &c, &mut want);
+                    assert_eq!(bits(&got), bits(&want), "{name} dots_to d {d} n {n}");
+                    if n >= 8 {
+                        let a: [&[f64]; 4] = std::array::from_fn(|t| &x[t * d..(t + 1) * d]);
+                        let b: [&[f64]; 4] = std::array::from_fn(|t| &y[(t + 4) * d..(t + 5) * d]);
+                        let (g4, w4) = (four(a, b), sq_dist4_body(a, b));
+                        assert_eq!(bits(&g4), bits(&w4), "{name} sq_dist4 d {d}");
+                    }
+                }
             }
         }
     }

@@ -302,22 +302,98 @@ impl GraySteps {
         best
     }
 
+    /// [`GraySteps::best4`] for eight rows: one 512-bit register of running sums where the
+    /// CPU has AVX-512F (the same operations, no FMA), else two fours.
+    pub(crate) fn best8(&self, g: [&[f64]; 8], out: [&mut [u8]; 8]) -> [f64; 8] {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            assert!(g.iter().all(|r| r.len() == self.k));
+            let mut gl = [[0.0f64; 8]; GRAY_TABLE_MAX_K];
+            for (b, v) in gl.iter_mut().enumerate().take(self.k) {
+                *v = g.map(|r| r[b]);
+            }
+            // SAFETY: the CPU supports AVX-512F (checked just above).
+            let (best, best_step) = unsafe { self.lanes8_avx512(&gl) };
+            for (step, o) in best_step.into_iter().zip(out) {
+                gray_row(step, o);
+            }
+            return best;
+        }
+        let [o0, o1, o2, o3, o4, o5, o6, o7] = out;
+        let lo = self.best4([g[0], g[1], g[2], g[3]], [o0, o1, o2, o3]);
+        let hi = self.best4([g[4], g[5], g[6], g[7]], [o4, o5, o6, o7]);
+        std::array::from_fn(|r| if r < 4 { lo[r] } else { hi[r - 4] })
+    }
+
+    /// [`GraySteps::best4_body`] for eight rows in one 512-bit register: each lane does the
+    /// body's operations in its order (t − 2·g_b, negated by its sign bit when the bit is
+    /// set, added to c; a strictly smaller c taken as the best, with its step).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    fn lanes8_avx512(&self, gl: &[[f64; 8]; GRAY_TABLE_MAX_K]) -> ([f64; 8], [u32; 8]) {
+        use std::arch::x86_64::{
+            _CMP_LT_OQ, _mm512_add_pd, _mm512_castpd_si512, _mm512_castsi512_pd,
+            _mm512_cmp_pd_mask, _mm512_loadu_pd, _mm512_mask_blend_pd, _mm512_mask_xor_epi64,
+            _mm512_mul_pd, _mm512_set1_epi64, _mm512_set1_pd, _mm512_setzero_pd, _mm512_storeu_pd,
+            _mm512_sub_pd,
+        };
+        let sign = _mm512_set1_epi64(i64::MIN);
+        let two = _mm512_set1_pd(2.0);
+        let one = _mm512_set1_pd(1.0);
+        let mut c = _mm512_setzero_pd();
+        let mut best = _mm512_setzero_pd();
+        // The step number counted in every lane (below 2^16, exact as f64), and the best one.
+        let mut step = _mm512_setzero_pd();
+        let mut best_step = _mm512_setzero_pd();
+        for ((&t, &b), &on) in self.base.iter().zip(&self.bit).zip(&self.set) {
+            // `b < k <= 16`, so `& 15` leaves it as it is (and the index needs no check).
+            let gb = &gl[usize::from(b) & (GRAY_TABLE_MAX_K - 1)];
+            // SAFETY: `gb` holds eight f64, the 64 bytes the load reads.
+            let gb = unsafe { _mm512_loadu_pd(gb.as_ptr()) };
+            let delta = _mm512_sub_pd(_mm512_set1_pd(t), _mm512_mul_pd(two, gb));
+            // −delta where the bit is set: its sign bit flipped, in every lane or none.
+            let flip = u8::from(on).wrapping_neg();
+            let delta = _mm512_castpd_si512(delta);
+            let delta = _mm512_castsi512_pd(_mm512_mask_xor_epi64(delta, flip, delta, sign));
+            c = _mm512_add_pd(c, delta);
+            step = _mm512_add_pd(step, one);
+            let better = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(c, best);
+            best = _mm512_mask_blend_pd(better, best, c);
+            best_step = _mm512_mask_blend_pd(better, best_step, step);
+        }
+        let (mut b, mut st) = ([0.0f64; 8], [0.0f64; 8]);
+        // SAFETY: each array holds eight f64, the 64 bytes each store writes.
+        unsafe {
+            _mm512_storeu_pd(b.as_mut_ptr(), best);
+            _mm512_storeu_pd(st.as_mut_ptr(), best_step);
+        }
+        (b, st.map(|v| v as u32))
+    }
+
     /// [`GraySteps::best`] for each row of `g` (row-major, K values a row) into the same row
-    /// of `out`, four rows at a time ([`GraySteps::best4`]): the bits of one at a time.
+    /// of `out`, eight rows at a time ([`GraySteps::best8`]), then four, then one: the bits
+    /// of one at a time.
     pub(crate) fn best_rows(&self, g: &[f64], out: &mut [u8]) {
         let k = self.k;
         if k == 0 {
             return;
         }
-        let mut quads = g.chunks_exact(4 * k).zip(out.chunks_exact_mut(4 * k));
-        for (gq, oq) in &mut quads {
-            let (o0, rest) = oq.split_at_mut(k);
-            let (o1, rest) = rest.split_at_mut(k);
-            let (o2, o3) = rest.split_at_mut(k);
-            let rows = [0, 1, 2, 3].map(|r| &gq[r * k..(r + 1) * k]);
-            self.best4(rows, [o0, o1, o2, o3]);
+        let mut eights = g.chunks_exact(8 * k).zip(out.chunks_exact_mut(8 * k));
+        for (gq, oq) in &mut eights {
+            let rows: [&[f64]; 8] = std::array::from_fn(|r| &gq[r * k..(r + 1) * k]);
+            let mut outs = oq.chunks_exact_mut(k);
+            let outs: [&mut [u8]; 8] = std::array::from_fn(|_| outs.next().expect("8 rows"));
+            self.best8(rows, outs);
         }
-        let done = g.len() / (4 * k) * 4 * k;
+        let mut done = g.len() / (8 * k) * 8 * k;
+        if g.len() - done >= 4 * k {
+            let (gq, oq) = (&g[done..done + 4 * k], &mut out[done..done + 4 * k]);
+            let rows: [&[f64]; 4] = std::array::from_fn(|r| &gq[r * k..(r + 1) * k]);
+            let mut outs = oq.chunks_exact_mut(k);
+            let outs: [&mut [u8]; 4] = std::array::from_fn(|_| outs.next().expect("4 rows"));
+            self.best4(rows, outs);
+            done += 4 * k;
+        }
         for (gi, oi) in g[done..]
             .chunks_exact(k)
             .zip(out[done..].chunks_exact_mut(k))
@@ -468,10 +544,11 @@ mod tests {
         }
     }
 
-    /// Four rows searched together end where each ends alone, bit for bit, on real values
+    /// Rows searched together (four, eight, and any count through `best_rows`: eights,
+    /// then a four, then single rows) end where each ends alone, bit for bit, on real values
     /// and on integer ones (where costs tie and the first of equals must win).
     #[test]
-    fn four_rows_together_give_the_bits_of_one_at_a_time() {
+    fn rows_searched_together_give_the_bits_of_one_at_a_time() {
         use rand::{RngExt, SeedableRng};
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(13);
         for k in 0..=9 {
@@ -492,21 +569,48 @@ mod tests {
                     };
                     gram(&a)
                 };
-                let g: Vec<Vec<f64>> = (0..4)
-                    .map(|_| (0..k).map(|_| value(-4.0, 4.0)).collect())
-                    .collect();
+                let n = trial % 23;
+                let g: Vec<f64> = (0..n.max(8) * k).map(|_| value(-4.0, 4.0)).collect();
+                let row = |r: usize| &g[r * k..(r + 1) * k];
                 let table = GraySteps::new(&gm, k);
-                let mut outs = vec![vec![9u8; k]; 4];
-                let [o0, o1, o2, o3] = &mut outs[..] else {
-                    unreachable!()
-                };
-                let got = table.best4([&g[0], &g[1], &g[2], &g[3]], [o0, o1, o2, o3]);
-                for r in 0..4 {
-                    let mut want = vec![7u8; k];
-                    let c = table.best(&g[r], &mut want);
-                    assert_eq!(got[r].to_bits(), c.to_bits(), "k {k} trial {trial} row {r}");
-                    assert_eq!(outs[r], want, "k {k} trial {trial} row {r}");
+                let mut alone = vec![vec![7u8; k]; n.max(8)];
+                let costs: Vec<f64> = (0..n.max(8))
+                    .map(|r| table.best(row(r), &mut alone[r]))
+                    .collect();
+                let mut outs = vec![vec![9u8; k]; 8];
+                let mut it = outs.iter_mut();
+                let got8 = table.best8(
+                    std::array::from_fn(row),
+                    std::array::from_fn(|_| it.next().expect("8").as_mut_slice()),
+                );
+                for r in 0..8 {
+                    assert_eq!(
+                        got8[r].to_bits(),
+                        costs[r].to_bits(),
+                        "k {k} trial {trial} row {r}"
+                    );
+                    assert_eq!(outs[r], alone[r], "k {k} trial {trial} row {r}");
                 }
+                let mut it = outs.iter_mut();
+                let got4 = table.best4(
+                    std::array::from_fn(row),
+                    std::array::from_fn(|_| it.next().expect("4").as_mut_slice()),
+                );
+                for r in 0..4 {
+                    assert_eq!(
+                        got4[r].to_bits(),
+                        costs[r].to_bits(),
+                        "k {k} trial {trial} row {r}"
+                    );
+                    assert_eq!(outs[r], alone[r], "k {k} trial {trial} row {r}");
+                }
+                let mut rows = vec![9u8; n * k];
+                table.best_rows(&g[..n * k], &mut rows);
+                assert_eq!(
+                    rows,
+                    alone[..n].concat(),
+                    "best_rows: k {k} trial {trial} n {n}"
+                );
             }
         }
     }

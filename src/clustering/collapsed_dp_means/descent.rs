@@ -15,7 +15,7 @@
 
 use crate::MatrixView;
 use crate::RowMatrix;
-use crate::linalg::{ROWS_AHEAD, axpy, prefetch, prefetch_one, sq_dist, sq_dist4};
+use crate::linalg::{ROWS_AHEAD, axpy, prefetch, prefetch_one, sq_dist, sq_dist4, sq_dists_from};
 use rayon::prelude::*;
 use std::collections::VecDeque;
 
@@ -167,35 +167,43 @@ const REBUILD_COST: f64 = 0.25;
 /// read in order, against a distance in D = 50 to a mean that may not be in cache).
 const PASS_COST: f64 = 1.0 / 16.0;
 
-/// Up to four clusters waiting to be scored against one row.
+/// Up to eight clusters waiting to be scored against one row.
 #[derive(Default)]
-struct Quad {
-    slots: [usize; 4],
+struct Batch {
+    slots: [usize; 8],
     len: usize,
 }
 
-impl Quad {
-    /// Adds cluster b; true when the four are there.
+impl Batch {
+    /// Adds cluster b; true when the eight are there.
     fn push(&mut self, b: usize) -> bool {
         self.slots[self.len] = b;
         self.len += 1;
-        self.len == 4
+        self.len == 8
     }
 
-    /// Scores the waiting clusters against row `xn` (four by [`sq_dist4`], fewer by
-    /// [`sq_dist`]: the same bits) in the order they came, and empties the quad.
+    /// Scores the waiting clusters against row `xn` (eight by [`sq_dists_from`], four by
+    /// [`sq_dist4`], fewer by [`sq_dist`]: the same bits) in the order they came, and empties
+    /// the batch.
     fn score(&mut self, search: &mut Search, xn: &[f64], means: &RowMatrix, factor: &[f64]) {
-        let slots = &self.slots[..self.len];
-        if let [b0, b1, b2, b3] = *slots {
+        let mut slots = &self.slots[..self.len];
+        if let Ok(eight) = <[usize; 8]>::try_from(slots) {
+            let dist = sq_dists_from(xn, eight.map(|b| means.row(b)));
+            for (b, d) in eight.into_iter().zip(dist) {
+                search.scored(b, factor[b] * d, d.sqrt());
+            }
+            slots = &[];
+        }
+        if let [b0, b1, b2, b3, ..] = *slots {
             let dist = sq_dist4([xn; 4], [b0, b1, b2, b3].map(|b| means.row(b)));
-            for (&b, d) in slots.iter().zip(dist) {
+            for (b, d) in [b0, b1, b2, b3].into_iter().zip(dist) {
                 search.scored(b, factor[b] * d, d.sqrt());
             }
-        } else {
-            for &b in slots {
-                let d = sq_dist(xn, means.row(b));
-                search.scored(b, factor[b] * d, d.sqrt());
-            }
+            slots = &slots[4..];
+        }
+        for &b in slots {
+            let d = sq_dist(xn, means.row(b));
+            search.scored(b, factor[b] * d, d.sqrt());
         }
         self.len = 0;
     }
@@ -776,10 +784,10 @@ impl Partition {
             if let Some(t) = &table {
                 searched += 1;
                 let reach = to_own + t.shift[a];
-                // Clusters the bound does not pass wait in `quad` and are scored four at a
+                // Clusters the bound does not pass wait in `batch` and are scored eight at a
                 // time; the bounds meanwhile compare with the best cost before them, which
                 // can only pass fewer.
-                let mut quad = Quad::default();
+                let mut batch = Batch::default();
                 let means = &self.means;
                 let xn = x.row(n);
                 let mut score = |search: &mut Search, b: usize, ab: f64| {
@@ -790,8 +798,8 @@ impl Partition {
                         search.passed(b, bound);
                     } else {
                         scored += 1;
-                        if quad.push(b) {
-                            quad.score(search, xn, means, &factor);
+                        if batch.push(b) {
+                            batch.score(search, xn, means, &factor);
                         }
                     }
                 };
@@ -846,17 +854,17 @@ impl Partition {
                         }
                     }
                 }
-                quad.score(&mut search, xn, means, &factor);
+                batch.score(&mut search, xn, means, &factor);
             } else {
-                // No table (too many slots): every live cluster is scored, four at a time.
-                let mut quad = Quad::default();
+                // No table (too many slots): every live cluster is scored, eight at a time.
+                let mut batch = Batch::default();
                 let xn = x.row(n);
                 for b in (0..factor.len()).filter(|&b| b != a && factor[b] > 0.0) {
-                    if quad.push(b) {
-                        quad.score(&mut search, xn, &self.means, &factor);
+                    if batch.push(b) {
+                        batch.score(&mut search, xn, &self.means, &factor);
                     }
                 }
-                quad.score(&mut search, xn, &self.means, &factor);
+                batch.score(&mut search, xn, &self.means, &factor);
             }
             let mut best = search.best.map(Some);
             // A singleton moving to a new cluster changes nothing, so only others may open one.

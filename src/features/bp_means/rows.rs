@@ -32,11 +32,182 @@ pub(super) fn flip_rows(
     may_open: bool,
 ) -> Vec<RowPass> {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2 (checked just above).
-        return unsafe { flip_rows_avx2(rows, gb, gm, k, x_norms, may_open) };
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU supports AVX-512F (checked just above).
+            return unsafe { flip_rows_avx512(rows, gb, gm, k, x_norms, may_open) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { flip_rows_avx2(rows, gb, gm, k, x_norms, may_open) };
+        }
     }
     flip_rows_body(rows, gb, gm, k, x_norms, may_open)
+}
+
+/// [`flip_rows_body`] with eight rows at a time side by side, one row to a lane of a 512-bit
+/// register: h = G z as K registers, z as K eight-bit masks. Each lane does its row's
+/// operations in their order: h_j summed from 0 over the rows of G that z holds, in
+/// ascending order (masked additions); then for k = 1..K the change of c (`flip_delta`'s
+/// expression), and where it is negative the flip and h += ±G_k (`apply_flip`'s). The
+/// other rows of the block, and the new-feature test's inputs of every row, are formed as
+/// in the body, from the row's own h. So the same rows and bits.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn flip_rows_avx512(
+    rows: &mut [u8],
+    gb: &[f64],
+    gm: &[f64],
+    k: usize,
+    x_norms: &[f64],
+    may_open: bool,
+) -> Vec<RowPass> {
+    use std::arch::x86_64::{
+        _CMP_LT_OQ, _mm512_add_pd, _mm512_castpd_si512, _mm512_castsi512_pd, _mm512_cmp_pd_mask,
+        _mm512_i64gather_pd, _mm512_loadu_pd, _mm512_mask_add_pd, _mm512_mask_mov_pd,
+        _mm512_mask_sub_pd, _mm512_mask_xor_epi64, _mm512_mul_pd, _mm512_set1_epi64,
+        _mm512_set1_pd, _mm512_setr_epi64, _mm512_setzero_pd, _mm512_storeu_pd, _mm512_sub_pd,
+    };
+    let b = x_norms.len();
+    if k == 0 || b < 8 {
+        return flip_rows_body(rows, gb, gm, k, x_norms, may_open);
+    }
+    let mut out = Vec::with_capacity(b);
+    // Per feature: the eight rows' g side by side, then their h; the rows' z as masks.
+    let mut g8 = vec![0.0f64; 8 * k];
+    let mut h8 = vec![0.0f64; 8 * k];
+    let mut zm = vec![0u8; k];
+    let sign = _mm512_set1_epi64(i64::MIN);
+    let (two, one) = (_mm512_set1_pd(2.0), _mm512_set1_pd(1.0));
+    // The offsets of one feature in eight consecutive rows of `k` entries.
+    let k64 = k as i64;
+    let step = _mm512_setr_epi64(0, k64, 2 * k64, 3 * k64, 4 * k64, 5 * k64, 6 * k64, 7 * k64);
+    let mut i = 0;
+    while i + 8 <= b {
+        let zb = &mut rows[i * k..(i + 8) * k];
+        zm.fill(0);
+        for (r, zr) in zb.chunks_exact(k).enumerate() {
+            for (m, &v) in zm.iter_mut().zip(zr) {
+                *m |= u8::from(v != 0) << r;
+            }
+        }
+        // Feature j's g of the eight rows: entries j, j + k, …, j + 7k from the block's row i.
+        let gi = &gb[i * k..(i + 8) * k];
+        for (j, g) in g8.chunks_exact_mut(8).enumerate() {
+            // SAFETY: the largest index read is (j + 7k)·8 bytes past `gi`'s start, within
+            // its 8k entries as j < k; the store writes the 8 entries of `g`.
+            unsafe {
+                let v = _mm512_i64gather_pd::<8>(step, gi.as_ptr().add(j).cast());
+                _mm512_storeu_pd(g.as_mut_ptr(), v);
+            }
+        }
+        // h_j = 0 + G_ij over the ones i of each row, ascending (G symmetric: row i).
+        for j in 0..k {
+            let mut hj = _mm512_setzero_pd();
+            for (t, &m) in zm.iter().enumerate() {
+                hj = _mm512_mask_add_pd(hj, m, hj, _mm512_set1_pd(gm[t * k + j]));
+            }
+            // SAFETY: `h8[8j..8j + 8]` holds the eight f64 the store writes.
+            unsafe { _mm512_storeu_pd(h8.as_mut_ptr().add(8 * j), hj) };
+        }
+        let mut flips = [0usize; 8];
+        for kk in 0..k {
+            let gkk = _mm512_set1_pd(gm[kk * k + kk]);
+            let zk = zm[kk];
+            // SAFETY: `h8` and `g8` hold eight f64 at 8·kk, the 64 bytes each load reads.
+            let (hk, gk) = unsafe {
+                (
+                    _mm512_loadu_pd(h8.as_ptr().add(8 * kk)),
+                    _mm512_loadu_pd(g8.as_ptr().add(8 * kk)),
+                )
+            };
+            // flip_delta: s = h_k − (G_kk if set, else 0); on = G_kk + 2 s − 2 g_k; −on if set.
+            let s = _mm512_sub_pd(hk, _mm512_mask_mov_pd(_mm512_setzero_pd(), zk, gkk));
+            let on_ = _mm512_sub_pd(
+                _mm512_add_pd(gkk, _mm512_mul_pd(two, s)),
+                _mm512_mul_pd(two, gk),
+            );
+            let on_ = _mm512_castpd_si512(on_);
+            let delta = _mm512_castsi512_pd(_mm512_mask_xor_epi64(on_, zk, on_, sign));
+            let flip = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(delta, _mm512_setzero_pd());
+            if flip == 0 {
+                continue;
+            }
+            // apply_flip: h += sign · G_k, sign −1 where the entry was set.
+            let sgn = _mm512_mask_mov_pd(one, zk, _mm512_set1_pd(-1.0));
+            for j in 0..k {
+                let row = _mm512_mul_pd(sgn, _mm512_set1_pd(gm[kk * k + j]));
+                // SAFETY: `h8[8j..8j + 8]` holds eight f64, read and written back.
+                unsafe {
+                    let hj = _mm512_loadu_pd(h8.as_ptr().add(8 * j));
+                    let hj = _mm512_mask_add_pd(hj, flip, hj, row);
+                    _mm512_storeu_pd(h8.as_mut_ptr().add(8 * j), hj);
+                }
+            }
+            zm[kk] ^= flip;
+            for (r, f) in flips.iter_mut().enumerate() {
+                *f += usize::from(flip >> r & 1);
+            }
+        }
+        for (r, zi) in zb.chunks_exact_mut(k).enumerate() {
+            for (j, v) in zi.iter_mut().enumerate() {
+                *v = zm[j] >> r & 1;
+            }
+        }
+        if !may_open {
+            out.extend(flips.map(|flips| RowPass {
+                flips,
+                estimate: f64::NAN,
+                quad: f64::NAN,
+            }));
+            i += 8;
+            continue;
+        }
+        // The new-feature test's inputs, in each lane as the body forms them: the quad
+        // Σ h_j over the row's ones, ascending, from −0.0 (the start of a float `sum`); the
+        // cost c(z) = Σ_i (−2 g_i + Σ_j G_ij) over its ones i, j, ascending, from 0.0
+        // (`row_cost_on`), added to ‖x‖².
+        let mut quad = _mm512_set1_pd(-0.0);
+        let mut cost = _mm512_setzero_pd();
+        for (t, &mt) in zm.iter().enumerate() {
+            // SAFETY: `h8` and `g8` hold eight f64 at 8·t, the 64 bytes each load reads.
+            let (ht, gt) = unsafe {
+                (
+                    _mm512_loadu_pd(h8.as_ptr().add(8 * t)),
+                    _mm512_loadu_pd(g8.as_ptr().add(8 * t)),
+                )
+            };
+            quad = _mm512_mask_add_pd(quad, mt, quad, ht);
+            cost = _mm512_mask_sub_pd(cost, mt, cost, _mm512_mul_pd(two, gt));
+            for (j, &mj) in zm.iter().enumerate() {
+                cost = _mm512_mask_add_pd(cost, mt & mj, cost, _mm512_set1_pd(gm[t * k + j]));
+            }
+        }
+        // SAFETY: `x_norms[i..i + 8]` holds the eight f64 the load reads.
+        let estimate = _mm512_add_pd(unsafe { _mm512_loadu_pd(x_norms.as_ptr().add(i)) }, cost);
+        let (mut q8, mut e8) = ([0.0f64; 8], [0.0f64; 8]);
+        // SAFETY: each array holds the eight f64 its store writes.
+        unsafe {
+            _mm512_storeu_pd(q8.as_mut_ptr(), quad);
+            _mm512_storeu_pd(e8.as_mut_ptr(), estimate);
+        }
+        out.extend((0..8).map(|r| RowPass {
+            flips: flips[r],
+            estimate: e8[r],
+            quad: q8[r],
+        }));
+        i += 8;
+    }
+    // The last rows (fewer than eight) four lanes at a time; AVX-512F implies AVX2.
+    out.extend(flip_rows_avx2(
+        &mut rows[i * k..],
+        &gb[i * k..],
+        gm,
+        k,
+        &x_norms[i..],
+        may_open,
+    ));
+    out
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -92,4 +263,60 @@ fn flip_rows_body(
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::RowMatrix;
+    use crate::features::kernels::gram;
+    use rand::{RngExt, SeedableRng};
+
+    /// The dispatched pass (eight rows to a register where the CPU has AVX-512F, four lanes
+    /// with AVX2) against the body one row at a time: the same rows, flip counts and bits
+    /// of the new-feature test's inputs, on real values and on integer ones (where a change
+    /// of c is often exactly 0, which must not flip). Row counts cover the eight-row loop
+    /// and its rest.
+    #[test]
+    fn rows_side_by_side_flip_as_one_at_a_time() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let mut flipped = 0;
+        for k in 0..=11 {
+            for trial in 0..24 {
+                let integer = trial % 2 == 1;
+                let mut value = |lo: f64, hi: f64| {
+                    let v = rng.random_range(lo..hi);
+                    if integer { v.round() } else { v }
+                };
+                let b = trial % 21;
+                let a: Vec<Vec<f64>> = (0..k)
+                    .map(|_| (0..6).map(|_| value(-2.0, 2.0)).collect())
+                    .collect();
+                let gm = if k == 0 {
+                    Vec::new()
+                } else {
+                    gram(&RowMatrix::from_rows(&a))
+                };
+                let gb: Vec<f64> = (0..b * k).map(|_| value(-6.0, 6.0)).collect();
+                let x_norms: Vec<f64> = (0..b).map(|_| value(0.0, 30.0)).collect();
+                let start: Vec<u8> = (0..b * k)
+                    .map(|_| u8::from(value(0.0, 1.0) > 0.5))
+                    .collect();
+                for may_open in [true, false] {
+                    let (mut got, mut want) = (start.clone(), start.clone());
+                    let got_pass = flip_rows(&mut got, &gb, &gm, k, &x_norms, may_open);
+                    let want_pass = flip_rows_body(&mut want, &gb, &gm, k, &x_norms, may_open);
+                    assert_eq!(got, want, "k {k} trial {trial}");
+                    assert_eq!(got_pass.len(), want_pass.len());
+                    for (r, (p, q)) in got_pass.iter().zip(&want_pass).enumerate() {
+                        assert_eq!(p.flips, q.flips, "k {k} trial {trial} row {r}");
+                        assert_eq!(p.estimate.to_bits(), q.estimate.to_bits(), "row {r}");
+                        assert_eq!(p.quad.to_bits(), q.quad.to_bits(), "row {r}");
+                        flipped += q.flips;
+                    }
+                }
+            }
+        }
+        assert!(flipped > 500, "the cases flip entries ({flipped})");
+    }
 }

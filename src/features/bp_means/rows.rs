@@ -70,7 +70,8 @@ fn flip_rows_avx512(
     };
     let b = x_norms.len();
     if k == 0 || b < 8 {
-        return flip_rows_body(rows, gb, gm, k, x_norms, may_open);
+        // Fewer than eight rows: four lanes at a time (AVX-512F implies AVX2).
+        return flip_rows_avx2(rows, gb, gm, k, x_norms, may_open);
     }
     let mut out = Vec::with_capacity(b);
     // Per feature: the eight rows' g side by side, then their h; the rows' z as masks.

@@ -208,18 +208,34 @@ impl Start {
 
     /// X less the base feature's mean (when there is one), entry by entry.
     fn residuals(x: MatrixView<'_>, base: Option<&[f64]>) -> RowMatrix {
-        let mut resid = x.to_owned();
-        if let Some(m) = base {
-            for i in 0..x.n_rows() {
-                resid
-                    .row_mut(i)
-                    .iter_mut()
-                    .zip(m)
-                    .for_each(|(r, v)| *r -= v);
-            }
+        let Some(m) = base else {
+            return x.to_owned();
+        };
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { less_mean_avx2(x, m) };
         }
-        resid
+        less_mean(x, m)
     }
+}
+
+/// X less `m` from every row, formed in one pass (x_ij − m_j, the bits of subtracting `m`
+/// from a copy of X).
+#[inline(always)]
+fn less_mean(x: MatrixView<'_>, m: &[f64]) -> RowMatrix {
+    let mut data = Vec::with_capacity(x.n_rows() * x.n_cols());
+    for row in x.rows() {
+        data.extend(row.iter().zip(m).map(|(v, b)| v - b));
+    }
+    RowMatrix::new(x.n_rows(), x.n_cols(), data)
+}
+
+/// [`less_mean`] compiled with AVX2: four subtractions at a time instead of two.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn less_mean_avx2(x: MatrixView<'_>, m: &[f64]) -> RowMatrix {
+    less_mean(x, m)
 }
 
 /// A seeding's result: the features it took, in order (after the base feature, when it took
@@ -499,6 +515,37 @@ mod tests {
             [0.0, 0.0, 5.0],
             [1.0, 0.0, 5.0],
         ])
+    }
+
+    /// X less the base mean in one pass (AVX2 where the CPU has it) has the bits of the mean
+    /// subtracted from a copy of X, row by row.
+    #[test]
+    fn residuals_less_the_base_are_a_copy_less_the_mean() {
+        for (n, d) in [(0, 3), (1, 1), (7, 5), (30, 37)] {
+            let x = RowMatrix::new(
+                n,
+                d,
+                (0..n * d)
+                    .map(|i| ((i * 37 % 23) as f64).sqrt() - 2.1)
+                    .collect(),
+            );
+            let m: Vec<f64> = (0..d).map(|j| (j as f64 * 0.7).sin()).collect();
+            let got = Start::residuals(x.view(), Some(&m));
+            let mut want = x.clone();
+            for i in 0..n {
+                want.row_mut(i)
+                    .iter_mut()
+                    .zip(&m)
+                    .for_each(|(r, v)| *r -= v);
+            }
+            let bits = |v: &[f64]| v.iter().map(|e| e.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(got.as_slice()), bits(want.as_slice()), "n {n} d {d}");
+            assert_eq!(
+                bits(less_mean(x.view(), &m).as_slice()),
+                bits(want.as_slice())
+            );
+            assert_eq!(Start::residuals(x.view(), None).as_slice(), x.as_slice());
+        }
     }
 
     #[test]

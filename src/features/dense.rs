@@ -102,11 +102,14 @@ fn add_ztx_rows_body(xb: &[f64], zb: &[u8], k: usize, out: &mut RowMatrix) {
 /// rows of Z before and after a sweep (`old`, `new`, row-major `b × k` bytes): the change of
 /// ZᵀX when those entries flipped. Returns how many entries differ. GEMM on a −1/0/+1 copy
 /// when at least 1/`DENSE_FRACTION` of the entries differ, else one ± `axpy` per differing
-/// entry (rows in order, columns in order).
+/// entry (rows in order, columns in order). `changed` marks the rows that may differ (a
+/// row not marked must be equal in both; the sweep knows them from its flip counts), so the
+/// others are passed over without comparing their bytes.
 pub(crate) fn add_ztx_change_rows(
     xb: &[f64],
     old: &[u8],
     new: &[u8],
+    changed: &[bool],
     k: usize,
     out: &mut RowMatrix,
 ) -> usize {
@@ -130,8 +133,9 @@ pub(crate) fn add_ztx_change_rows(
         return flips;
     }
     let rows = old.chunks_exact(k).zip(new.chunks_exact(k));
-    for ((zo, zn), xr) in rows.zip(xb.chunks_exact(d)) {
-        if zo == zn {
+    for (((zo, zn), xr), &maybe) in rows.zip(xb.chunks_exact(d)).zip(changed) {
+        debug_assert!(maybe || zo == zn, "a row not marked as changed differs");
+        if !maybe {
             continue;
         }
         for (c, (&o, &n)) in zo.iter().zip(zn).enumerate() {
@@ -283,8 +287,28 @@ mod tests {
             }
             assert_eq!(flips, want_flips);
             let mut change = RowMatrix::zeros(6, 5);
-            let got = add_ztx_change_rows(x.as_slice(), &bytes(&old), &bytes(&new), 6, &mut change);
+            let differ: Vec<bool> = (0..300).map(|i| old.row(i) != new.row(i)).collect();
+            let got = add_ztx_change_rows(
+                x.as_slice(),
+                &bytes(&old),
+                &bytes(&new),
+                &differ,
+                6,
+                &mut change,
+            );
             assert_eq!(got, flips);
+            // Every row marked, changed or not: the same change.
+            let mut every = RowMatrix::zeros(6, 5);
+            let all = vec![true; 300];
+            add_ztx_change_rows(
+                x.as_slice(),
+                &bytes(&old),
+                &bytes(&new),
+                &all,
+                6,
+                &mut every,
+            );
+            assert_eq!(every.as_slice(), change.as_slice());
             let (mut before, mut after) = (RowMatrix::zeros(6, 5), RowMatrix::zeros(6, 5));
             add_ztx_rows(x.as_slice(), &bytes(&old), 6, &mut before);
             add_ztx_rows(x.as_slice(), &bytes(&new), 6, &mut after);

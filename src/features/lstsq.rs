@@ -83,17 +83,26 @@ impl NormalSums {
     }
 
     /// How one block's share changes when its rows of Z go from `old` to `new` (`b × k`
-    /// bytes each, X's rows `xb`): ZᵀZ's change in exact counts, ZᵀX's as
-    /// (Z_new − Z_old)ᵀ X ([`add_ztx_change_rows`]). `None` when no entry differs.
-    pub fn change_of_block(xb: &[f64], old: &[u8], new: &[u8], k: usize, d: usize) -> Option<Self> {
+    /// bytes each, X's rows `xb`; `changed` marks the rows that may differ, every other row
+    /// being equal in both): ZᵀZ's change in exact counts, ZᵀX's as (Z_new − Z_old)ᵀ X
+    /// ([`add_ztx_change_rows`]). `None` when no entry differs.
+    pub fn change_of_block(
+        xb: &[f64],
+        old: &[u8],
+        new: &[u8],
+        changed: &[bool],
+        k: usize,
+        d: usize,
+    ) -> Option<Self> {
         if old == new {
             return None;
         }
         let mut change = Self::zeros(k, d);
-        add_ztx_change_rows(xb, old, new, k, &mut change.ztx);
+        add_ztx_change_rows(xb, old, new, changed, k, &mut change.ztx);
         let mut ones = Vec::with_capacity(k);
-        for (zo, zn) in old.chunks_exact(k).zip(new.chunks_exact(k)) {
-            if zo == zn {
+        for ((zo, zn), &maybe) in old.chunks_exact(k).zip(new.chunks_exact(k)).zip(changed) {
+            debug_assert!(maybe || zo == zn, "a row not marked as changed differs");
+            if !maybe {
                 continue;
             }
             for (z, step) in [(zo, -1.0), (zn, 1.0)] {

@@ -194,7 +194,9 @@ fn sweep(
             // to its end.
             let xb = x.rows_slice(s, e);
             let part = if by_change {
-                NormalSums::change_of_block(xb, &old, &rows, k_old, d)
+                // The rows the pass flipped an entry of: the others are as they were.
+                let changed: Vec<bool> = settled.iter().map(|p| p.flips > 0).collect();
+                NormalSums::change_of_block(xb, &old, &rows, &changed, k_old, d)
             } else {
                 Some(NormalSums::of_block(xb, &rows, k_old, d))
             };

@@ -341,10 +341,28 @@ pub fn sq_norm(a: &[f64]) -> f64 {
     dot(a, a)
 }
 
-/// `y += alpha * x`.
+/// `y += alpha * x`, entry by entry (a product, then a sum: no FMA, so the same bits however
+/// wide the vectors). From eight entries on, where the CPU has AVX2, four entries at a time
+/// instead of the baseline's two.
 #[inline]
 pub fn axpy(alpha: f64, x: &[f64], y: &mut [f64]) {
     debug_assert_eq!(x.len(), y.len());
+    #[cfg(target_arch = "x86_64")]
+    if x.len() >= 8 && std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        return unsafe { axpy_avx2(alpha, x, y) };
+    }
+    axpy_body(alpha, x, y);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn axpy_avx2(alpha: f64, x: &[f64], y: &mut [f64]) {
+    axpy_body(alpha, x, y);
+}
+
+#[inline(always)]
+fn axpy_body(alpha: f64, x: &[f64], y: &mut [f64]) {
     for (yi, xi) in y.iter_mut().zip(x) {
         *yi += alpha * xi;
     }
@@ -539,6 +557,27 @@ mod tests {
             differs > 20,
             "the order of the sums shows in the bits ({differs})"
         );
+    }
+
+    /// `axpy` (AVX2 from eight entries where the CPU has it) against the loop entry by
+    /// entry, bit for bit, with and without a remainder of the four-entry vectors.
+    #[test]
+    fn axpy_gives_the_bits_of_the_loop() {
+        for d in (0..20).chain([50, 100, 101]) {
+            let x: Vec<f64> = (0..d)
+                .map(|j| ((j * 37 % 23) as f64).sqrt() - 2.1)
+                .collect();
+            let y0: Vec<f64> = (0..d).map(|j| (j as f64 * 0.7).sin()).collect();
+            for alpha in [1.0, -1.0, 0.3] {
+                let mut got = y0.clone();
+                axpy(alpha, &x, &mut got);
+                let want: Vec<u64> = (y0.iter().zip(&x))
+                    .map(|(y, v)| (y + alpha * v).to_bits())
+                    .collect();
+                let got: Vec<u64> = got.iter().map(|v| v.to_bits()).collect();
+                assert_eq!(got, want, "d {d} alpha {alpha}");
+            }
+        }
     }
 
     #[test]

@@ -107,9 +107,20 @@ pub(super) fn sq_dist4(a: [&[f64]; 4], b: [&[f64]; 4]) -> [f64; 4] {
     out
 }
 
-/// [`super::sq_dists_to`]: eight rows at a time, then the AVX2 form for the rest.
+/// Eight rows of `x` (row-major, `c.len()` columns) at a time against `c`, the first
+/// `n − n mod 8` rows of `out`: per four-value chunk j, each pair of rows' register is
+/// `acc = step(acc, rows_j, c_j)` (c_j in both halves); each row's four sums are then added
+/// as the portable bodies add them and `tail(sum, row, c, 4·chunks)` adds the remainder.
+/// Returns how many rows it did.
+#[inline]
 #[target_feature(enable = "avx512f")]
-pub(super) fn sq_dists_to(x: &[f64], c: &[f64], out: &mut [f64]) {
+fn eight_rows_against(
+    x: &[f64],
+    c: &[f64],
+    out: &mut [f64],
+    step: impl Fn(__m512d, __m512d, __m512d) -> __m512d,
+    tail: impl Fn(f64, &[f64], &[f64], usize) -> f64,
+) -> usize {
     let (d, n) = (c.len(), out.len());
     assert_eq!(x.len(), n * d);
     let chunks = d / 4;
@@ -123,18 +134,29 @@ pub(super) fn sq_dists_to(x: &[f64], c: &[f64], out: &mut [f64]) {
             let cj = _mm512_broadcast_f64x4(unsafe { load4(c, j) });
             for (p, s) in acc.iter_mut().enumerate() {
                 // SAFETY: as above.
-                let e = _mm512_sub_pd(unsafe { load_pair(r[2 * p], r[2 * p + 1], j) }, cj);
-                *s = _mm512_add_pd(*s, _mm512_mul_pd(e, e));
+                *s = step(*s, unsafe { load_pair(r[2 * p], r[2 * p + 1], j) }, cj);
             }
         }
         for (p, s) in acc.into_iter().enumerate() {
             for (h, sum) in halves_sums(s).into_iter().enumerate() {
                 let t = 2 * p + h;
-                out[i + t] = sq_tail(sum, r[t], c, 4 * chunks);
+                out[i + t] = tail(sum, r[t], c, 4 * chunks);
             }
         }
         i += 8;
     }
+    i
+}
+
+/// [`super::sq_dists_to`]: eight rows at a time, then the AVX2 form for the rest.
+#[target_feature(enable = "avx512f")]
+pub(super) fn sq_dists_to(x: &[f64], c: &[f64], out: &mut [f64]) {
+    let step = |acc, v, cj| {
+        let e = _mm512_sub_pd(v, cj);
+        _mm512_add_pd(acc, _mm512_mul_pd(e, e))
+    };
+    let i = eight_rows_against(x, c, out, step, sq_tail);
+    let d = c.len();
     avx2::sq_dists_to(&x[i * d..], c, &mut out[i..]);
 }
 
@@ -175,31 +197,9 @@ pub(super) fn sq_dists_rows(x: &[f64], y: &[f64], d: usize, out: &mut [f64]) {
 /// [`super::dots_to`]: eight rows at a time, then the AVX2 form for the rest.
 #[target_feature(enable = "avx512f")]
 pub(super) fn dots_to(x: &[f64], c: &[f64], out: &mut [f64]) {
-    let (d, n) = (c.len(), out.len());
-    assert_eq!(x.len(), n * d);
-    let chunks = d / 4;
-    let mut i = 0;
-    while i + 8 <= n {
-        let r = rows8(x, d, i);
-        let mut acc = [_mm512_setzero_pd(); 4];
-        for q in 0..chunks {
-            let j = 4 * q;
-            // SAFETY: j + 4 <= 4·chunks <= d, the length of `c` and of every row.
-            let cj = _mm512_broadcast_f64x4(unsafe { load4(c, j) });
-            for (p, s) in acc.iter_mut().enumerate() {
-                // SAFETY: as above.
-                let v = unsafe { load_pair(r[2 * p], r[2 * p + 1], j) };
-                *s = _mm512_add_pd(*s, _mm512_mul_pd(v, cj));
-            }
-        }
-        for (p, s) in acc.into_iter().enumerate() {
-            for (h, sum) in halves_sums(s).into_iter().enumerate() {
-                let t = 2 * p + h;
-                out[i + t] = dot_tail(sum, r[t], c, 4 * chunks);
-            }
-        }
-        i += 8;
-    }
+    let step = |acc, v, cj| _mm512_add_pd(acc, _mm512_mul_pd(v, cj));
+    let i = eight_rows_against(x, c, out, step, dot_tail);
+    let d = c.len();
     avx2::dots_to(&x[i * d..], c, &mut out[i..]);
 }
 

@@ -49,9 +49,9 @@ pub(super) fn flip_rows(
 /// register: h = G z as K registers, z as K eight-bit masks. Each lane does its row's
 /// operations in their order: h_j summed from 0 over the rows of G that z holds, in
 /// ascending order (masked additions); then for k = 1..K the change of c (`flip_delta`'s
-/// expression), and where it is negative the flip and h += ±G_k (`apply_flip`'s). The
-/// other rows of the block, and the new-feature test's inputs of every row, are formed as
-/// in the body, from the row's own h. So the same rows and bits.
+/// expression), and where it is negative the flip and h += ±G_k (`apply_flip`'s); then the
+/// new-feature test's inputs, also in the lanes, in the body's order. The last rows of the
+/// block (fewer than eight) go to the AVX2 form. So the same rows and bits.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 fn flip_rows_avx512(

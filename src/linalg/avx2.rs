@@ -28,7 +28,7 @@ fn lanes_sum(v: __m256d) -> f64 {
 /// # Safety
 /// `j + 4 <= v.len()`.
 #[inline(always)]
-unsafe fn load4(v: &[f64], j: usize) -> __m256d {
+pub(super) unsafe fn load4(v: &[f64], j: usize) -> __m256d {
     debug_assert!(j + 4 <= v.len());
     // SAFETY: the caller keeps j + 4 within `v`; the load needs no alignment.
     unsafe { _mm256_loadu_pd(v.as_ptr().add(j)) }

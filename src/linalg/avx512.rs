@@ -10,23 +10,11 @@
 //!
 //! Callers check that the CPU has AVX-512F (which implies AVX2) before calling.
 
-use super::avx2;
+use super::avx2::{self, load4};
 use std::arch::x86_64::{
-    __m256d, __m512d, _mm256_loadu_pd, _mm512_add_pd, _mm512_broadcast_f64x4,
-    _mm512_castpd256_pd512, _mm512_insertf64x4, _mm512_mul_pd, _mm512_setzero_pd, _mm512_storeu_pd,
-    _mm512_sub_pd,
+    __m512d, _mm512_add_pd, _mm512_broadcast_f64x4, _mm512_castpd256_pd512, _mm512_insertf64x4,
+    _mm512_mul_pd, _mm512_setzero_pd, _mm512_storeu_pd, _mm512_sub_pd,
 };
-
-/// Four values of `v` from index `j`.
-///
-/// # Safety
-/// `j + 4 <= v.len()`.
-#[inline(always)]
-unsafe fn load4(v: &[f64], j: usize) -> __m256d {
-    debug_assert!(j + 4 <= v.len());
-    // SAFETY: the caller keeps j + 4 within `v`; the load needs no alignment.
-    unsafe { _mm256_loadu_pd(v.as_ptr().add(j)) }
-}
 
 /// The four values of `lo` from index `j` in lanes 0–3 and those of `hi` in lanes 4–7.
 ///

@@ -33,29 +33,7 @@ mod support;
 use madbayes::RowMatrix;
 use madbayes::ibp::{IbpKind, IbpSampler, collapsed_log_lik, log_ibp_prior};
 use std::io::Write;
-use support::{Args, Res};
-
-#[repr(C)]
-struct Timespec {
-    tv_sec: i64,
-    tv_nsec: i64,
-}
-
-unsafe extern "C" {
-    fn clock_gettime(clock: i32, tp: *mut Timespec) -> i32;
-}
-
-/// CPU seconds used by the calling thread (Linux CLOCK_THREAD_CPUTIME_ID = 3).
-fn thread_cpu_seconds() -> f64 {
-    let mut t = Timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec (two 64-bit fields on 64-bit Linux) to `t`.
-    let rc = unsafe { clock_gettime(3, &mut t) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
-    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
-}
+use support::{Args, Res, thread_cpu_seconds};
 
 fn main() -> Res<()> {
     let argv: Vec<String> = std::env::args().skip(1).collect();

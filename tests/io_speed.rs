@@ -8,12 +8,22 @@ use madbayes::io::{read_csv, read_npy, write_npy};
 use std::io::Write;
 use std::time::Instant;
 
-/// CPU time of this thread in seconds (Linux `/proc/thread-self/schedstat`), so the numbers
-/// mean something on a loaded machine; `None` elsewhere.
+/// CPU time of this thread in seconds (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)`), so the
+/// numbers mean something on a loaded machine; `None` elsewhere. (Not the thread's
+/// `/proc/thread-self/schedstat`, which the kernel brings up to date only at a tick or a switch.)
 fn thread_cpu() -> Option<f64> {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    let ns: f64 = text.split_whitespace().next()?.parse().ok()?;
-    Some(ns * 1e-9)
+    #[cfg(unix)]
+    {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `t` is a valid timespec to write to, and the clock id is a constant.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) } == 0 {
+            return Some(t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9);
+        }
+    }
+    None
 }
 
 /// Wall and CPU seconds of `f`.

@@ -12,6 +12,7 @@ use crate::RowMatrix;
 use crate::linalg::{GEMM_ROWS, axpy, sq_dists_rows};
 use faer::linalg::matmul::matmul;
 use faer::{Accum, MatMut, MatRef, Par};
+use std::cell::RefCell;
 
 /// A block uses GEMM when at least 1/`DENSE_FRACTION` of its Z entries are ones.
 const DENSE_FRACTION: usize = 8;
@@ -148,6 +149,16 @@ pub(crate) fn add_ztx_change_rows(
     flips
 }
 
+/// The most values of Z A a thread keeps for its next [`residual_ss_block`] (1 MiB).
+const KEPT_PRODUCTS: usize = 1 << 17;
+
+thread_local! {
+    /// [`residual_ss_block`]'s buffer for Z A, kept by the thread between calls: the BP-means
+    /// objective is formed at the end of every restart, and on small data allocating and
+    /// zeroing the buffer each time was a seventh of that step.
+    static PRODUCTS: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) };
+}
+
 /// Σ_{n ∈ s..e} ‖x_n − z_n A‖², the residual formed explicitly (no cancellation-prone
 /// expansion), `GEMM_ROWS` rows at a time.
 pub(crate) fn residual_ss_block(
@@ -159,7 +170,8 @@ pub(crate) fn residual_ss_block(
 ) -> f64 {
     let (k, d) = (z.k(), x.n_cols());
     let mut buf = Vec::new();
-    let mut prod = Vec::new();
+    // Taken out while in use, so a call made inside this one would start its own.
+    let mut prod = PRODUCTS.with(|p| std::mem::take(&mut *p.borrow_mut()));
     let mut r = vec![0.0; d];
     let mut norms = Vec::new();
     let mut total = 0.0;
@@ -168,6 +180,7 @@ pub(crate) fn residual_ss_block(
         let end = (start + GEMM_ROWS).min(e);
         let rows = end - start;
         if dense(z_block(z, start, end, &mut buf), rows, k) {
+            // Values left from an earlier block or call are overwritten by the product.
             prod.resize(rows * d, 0.0);
             let zb = MatRef::from_row_major_slice(&buf, rows, k);
             let dst = MatMut::from_row_major_slice_mut(&mut prod, rows, d);
@@ -185,6 +198,9 @@ pub(crate) fn residual_ss_block(
             }
         }
         start = end;
+    }
+    if prod.capacity() <= KEPT_PRODUCTS {
+        PRODUCTS.with(|p| *p.borrow_mut() = prod);
     }
     total
 }
@@ -233,6 +249,31 @@ mod tests {
                 z_block_body(&z, 7, 250, &mut bb)
             );
             assert_eq!(fb, bb);
+        }
+    }
+
+    /// The buffer a thread keeps between calls leaves no trace: after calls on other shapes
+    /// and values, each block's sum has the bits it has on a fresh thread.
+    #[test]
+    fn the_kept_product_buffer_changes_no_sum() {
+        let cases = [
+            (300, 6, 37, 2),
+            (50, 3, 5, 2),
+            (300, 6, 37, 13),
+            (20, 9, 64, 2),
+        ];
+        let sum = |(n, k, d, every): (usize, usize, usize, usize)| {
+            let (x, z, a) = problem(n, k, d, every);
+            residual_ss_block(x.view(), &z, &a, 0, n).to_bits()
+        };
+        let fresh: Vec<u64> = cases
+            .iter()
+            .map(|&c| std::thread::spawn(move || sum(c)).join().unwrap())
+            .collect();
+        for round in 0..2 {
+            for (&c, &want) in cases.iter().zip(&fresh) {
+                assert_eq!(sum(c), want, "round {round}, case {c:?}");
+            }
         }
     }
 

@@ -127,6 +127,27 @@ impl BinaryMatrix {
         &self.data[n * self.cap..n * self.cap + self.k]
     }
 
+    /// Rows `s..e`, K bytes each, one after another in `out` (length (e − s)·K): the form
+    /// the row steps work on.
+    pub(crate) fn pack_rows(&self, s: usize, e: usize, out: &mut [u8]) {
+        let k = self.k;
+        debug_assert_eq!(out.len(), (e - s) * k);
+        if k == self.cap {
+            out.copy_from_slice(&self.data[s * k..e * k]);
+            return;
+        }
+        for (n, dst) in (s..e).zip(out.chunks_exact_mut(k.max(1))) {
+            copy_short(dst, self.row(n));
+        }
+    }
+
+    /// The first `packed.len()` (≤ K) entries of row `n` set from `packed`, as
+    /// [`BinaryMatrix::pack_rows`] gives them: a sweep's rows over the columns it began with.
+    #[inline]
+    pub(crate) fn set_row_start(&mut self, n: usize, packed: &[u8]) {
+        copy_short(&mut self.row_mut(n)[..packed.len()], packed);
+    }
+
     /// Sets entry (n, k).
     #[inline]
     pub fn set(&mut self, n: usize, k: usize, on: bool) {
@@ -188,6 +209,32 @@ impl BinaryMatrix {
     }
 }
 
+/// `dst = src` for slices of equal length. Z's rows are a few bytes long, for which a call
+/// to `memcpy` costs more than the copy: up to 16 bytes are copied as two words that may
+/// overlap (the usual short-copy method), so no call is made.
+#[inline(always)]
+fn copy_short(dst: &mut [u8], src: &[u8]) {
+    let len = dst.len();
+    assert_eq!(len, src.len(), "copy_short: lengths differ");
+    match len {
+        0 => {}
+        1..=3 => {
+            dst[0] = src[0];
+            dst[len / 2] = src[len / 2];
+            dst[len - 1] = src[len - 1];
+        }
+        4..=7 => {
+            dst[..4].copy_from_slice(&src[..4]);
+            dst[len - 4..].copy_from_slice(&src[len - 4..]);
+        }
+        8..=16 => {
+            dst[..8].copy_from_slice(&src[..8]);
+            dst[len - 8..].copy_from_slice(&src[len - 8..]);
+        }
+        _ => dst.copy_from_slice(src),
+    }
+}
+
 /// Equal when the shapes and every entry agree (whatever the spare capacity of each row).
 impl PartialEq for BinaryMatrix {
     fn eq(&self, other: &Self) -> bool {
@@ -200,6 +247,54 @@ impl Eq for BinaryMatrix {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Packed rows and rows set from them are Z's rows, whatever K and the spare capacity;
+    /// setting the start of a row leaves the rest of it, and the spare capacity, as they were
+    /// (a pushed column starts empty).
+    #[test]
+    fn rows_packed_and_set_back_are_the_rows() {
+        for k in 0..=20 {
+            for grown in [false, true] {
+                let n = 5;
+                let mut z = BinaryMatrix::zeros(n, if grown { 0 } else { k });
+                if grown {
+                    (0..k).for_each(|_| {
+                        z.push_col();
+                    });
+                }
+                for i in 0..n {
+                    for c in 0..k {
+                        z.set(i, c, (i * 7 + c * 3) % 4 == 1);
+                    }
+                }
+                let mut packed = vec![9u8; (n - 1) * k];
+                z.pack_rows(1, n, &mut packed);
+                let want: Vec<u8> = (1..n).flat_map(|i| z.row(i).to_vec()).collect();
+                assert_eq!(packed, want, "k = {k}");
+                let mut back = BinaryMatrix::zeros(n, 0);
+                (0..k).for_each(|_| {
+                    back.push_col();
+                });
+                for i in 1..n {
+                    back.set_row_start(i, &packed[(i - 1) * k..i * k]);
+                }
+                for i in 1..n {
+                    assert_eq!(back.row(i), z.row(i), "k = {k}, row {i}");
+                }
+                assert!(back.row(0).iter().all(|&v| v == 0));
+                let c = back.push_col();
+                assert!((0..n).all(|i| back.row(i)[c] == 0), "k = {k}");
+                back.set(2, c, true);
+                back.set_row_start(2, &packed[..k]);
+                assert_eq!(&back.row(2)[..k], z.row(1), "k = {k}");
+                assert_eq!(
+                    back.row(2)[c],
+                    1,
+                    "k = {k}: the entry past the start was changed"
+                );
+            }
+        }
+    }
 
     #[test]
     fn columns_grow_and_shrink() {

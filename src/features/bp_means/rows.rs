@@ -8,6 +8,11 @@
 
 use crate::features::kernels::{flip_pass, gz_on, ones_of, row_cost_on};
 
+/// Up to this many features the eight-row step keeps its working rows on the stack (2 KiB
+/// each for g and h).
+#[cfg(target_arch = "x86_64")]
+const STACK_K: usize = 32;
+
 /// What the in-order settling of a row needs from its parallel pass.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct RowPass {
@@ -74,10 +79,24 @@ fn flip_rows_avx512(
         return flip_rows_avx2(rows, gb, gm, k, x_norms, may_open);
     }
     let mut out = Vec::with_capacity(b);
-    // Per feature: the eight rows' g side by side, then their h; the rows' z as masks.
-    let mut g8 = vec![0.0f64; 8 * k];
-    let mut h8 = vec![0.0f64; 8 * k];
-    let mut zm = vec![0u8; k];
+    // Per feature: the eight rows' g side by side, then their h; the rows' z as masks. On
+    // the stack up to STACK_K features (a block is stepped once per sweep, and small
+    // problems make many sweeps).
+    let (mut g8_stack, mut h8_stack, mut zm_stack) =
+        ([0.0f64; 8 * STACK_K], [0.0f64; 8 * STACK_K], [0u8; STACK_K]);
+    let (mut g8_heap, mut h8_heap, mut zm_heap) = (Vec::new(), Vec::new(), Vec::new());
+    let (g8, h8, zm): (&mut [f64], &mut [f64], &mut [u8]) = if k <= STACK_K {
+        (
+            &mut g8_stack[..8 * k],
+            &mut h8_stack[..8 * k],
+            &mut zm_stack[..k],
+        )
+    } else {
+        g8_heap.resize(8 * k, 0.0);
+        h8_heap.resize(8 * k, 0.0);
+        zm_heap.resize(k, 0);
+        (&mut g8_heap, &mut h8_heap, &mut zm_heap)
+    };
     let sign = _mm512_set1_epi64(i64::MIN);
     let (two, one) = (_mm512_set1_pd(2.0), _mm512_set1_pd(1.0));
     // The offsets of one feature in eight consecutive rows of `k` entries.
@@ -277,12 +296,13 @@ mod tests {
     /// with AVX2) against the body one row at a time: the same rows, flip counts and bits
     /// of the new-feature test's inputs, on real values and on integer ones (where a change
     /// of c is often exactly 0, which must not flip). Row counts cover the eight-row loop
-    /// and its rest.
+    /// and its rest; K up to 11, and either side of `STACK_K` (working rows on the stack or
+    /// on the heap).
     #[test]
     fn rows_side_by_side_flip_as_one_at_a_time() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
         let mut flipped = 0;
-        for k in 0..=11 {
+        for k in (0..=11).chain([32, 33, 40]) {
             for trial in 0..24 {
                 let integer = trial % 2 == 1;
                 let mut value = |lo: f64, hi: f64| {

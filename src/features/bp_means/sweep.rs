@@ -175,6 +175,7 @@ fn sweep(
     let mut on = Vec::new();
     let mut r = vec![0.0; d];
     let start: &BinaryMatrix = &z.clone();
+    debug_assert_eq!(start.k(), k_old, "Z and A differ in K");
     ordered_block_stream(
         n,
         BLOCK_ROWS,
@@ -183,9 +184,7 @@ fn sweep(
             let mut gb = vec![0.0; b * k_old];
             gemm_xat(&mut gb, x.rows_slice(s, e), b, a);
             let mut rows = vec![0u8; b * k_old];
-            for i in 0..b {
-                rows[i * k_old..(i + 1) * k_old].copy_from_slice(&start.row(s + i)[..k_old]);
-            }
+            start.pack_rows(s, e, &mut rows);
             // Under the cap no row can open a feature: the new-feature test is skipped.
             let may_open = k_old < k_max;
             let old = if by_change { rows.clone() } else { Vec::new() };
@@ -210,8 +209,8 @@ fn sweep(
             gemm_xat(&mut ob, x.rows_slice(s, e), e - s, &opened);
             for i in s..e {
                 let k_now = all.n_rows();
+                z.set_row_start(i, &rows[(i - s) * k_old..(i - s + 1) * k_old]);
                 let zi = z.row_mut(i);
-                zi[..k_old].copy_from_slice(&rows[(i - s) * k_old..(i - s + 1) * k_old]);
                 let RowPass {
                     flips,
                     mut estimate,

@@ -30,7 +30,7 @@ use super::refine::GROW_STEPS;
 use super::zmat::BinaryMatrix;
 use crate::MatrixView;
 use crate::RowMatrix;
-use crate::linalg::{mean_row, sq_dists_to};
+use crate::linalg::{mean_row, sq_dists_to, sum_rows};
 use crate::restarts::draw_weighted;
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;
@@ -119,6 +119,7 @@ fn grow_feature_shared(
     let mut mean = start.to_vec();
     let mut rows = vec![false; n];
     let mut dist = vec![0.0; n];
+    let mut taken = Vec::new();
     let mut step = 0;
     // The keys of the points this growth passed, to remember its end under.
     let mut passed: Vec<Vec<u8>> = Vec::new();
@@ -168,10 +169,9 @@ fn grow_feature_shared(
             };
             return end(grown, passed);
         }
-        let mut sum = vec![0.0; d];
-        for (i, _) in rows.iter().enumerate().filter(|(_, t)| **t) {
-            sum.iter_mut().zip(resid.row(i)).for_each(|(s, v)| *s += v);
-        }
+        taken.clear();
+        taken.extend((0..n).filter(|&i| rows[i]));
+        let sum = sum_rows(resid.as_slice(), d, &taken);
         let inv = 1.0 / count as f64;
         mean = sum.into_iter().map(|s| s * inv).collect();
         step += 1;

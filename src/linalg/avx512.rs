@@ -1,5 +1,6 @@
 //! AVX-512F forms of the distance and dot kernels ([`super::sq_dist4`],
-//! [`super::sq_dists_to`], [`super::sq_dists_rows`], [`super::dots_to`]). One 512-bit
+//! [`super::sq_dists_to`], [`super::sq_dists_rows`], [`super::dots_to`]), and of the sum of
+//! chosen rows ([`super::sum_rows`]). One 512-bit
 //! register holds the four running sums of two rows (lanes 0–3 and 4–7), and every operation
 //! of the portable bodies is done lane for lane in the same order (subtract, multiply, add;
 //! no FMA), so the bits are theirs and those of the AVX2 forms. Eight rows go together where
@@ -216,4 +217,44 @@ pub(super) fn sq_dists_from(x: &[f64], m: [&[f64]; 8]) -> [f64; 8] {
         }
     }
     out
+}
+
+/// [`super::sum_rows`]: for each run of 64 columns, eight registers of running sums, each
+/// row's values added lane for lane in the order of `rows` (the portable body's additions,
+/// entry by entry), then stored. The last run's registers past `d` load nothing (masked
+/// loads, which do not touch memory in masked-off lanes) and are not stored.
+#[target_feature(enable = "avx512f")]
+pub(super) fn sum_rows(x: &[f64], d: usize, rows: &[usize]) -> Vec<f64> {
+    use std::arch::x86_64::{_mm512_mask_storeu_pd, _mm512_maskz_loadu_pd};
+    assert!(
+        rows.iter().all(|&r| (r + 1) * d <= x.len()),
+        "sum_rows: a row past the data"
+    );
+    let mut sum = vec![0.0; d];
+    let mut c0 = 0;
+    while c0 < d {
+        // The lanes of register v that hold columns below d.
+        let masks: [u8; 8] = std::array::from_fn(|v| {
+            let left = d.saturating_sub(c0 + 8 * v).min(8);
+            ((1u16 << left) - 1) as u8
+        });
+        let mut acc = [_mm512_setzero_pd(); 8];
+        for &r in rows {
+            let base = x.as_ptr().wrapping_add(r * d + c0);
+            for (v, a) in acc.iter_mut().enumerate() {
+                // SAFETY: the lanes the mask keeps are columns c0 + 8v + l < d of row r,
+                // within `x` (asserted above); masked-off lanes read nothing.
+                let row = unsafe { _mm512_maskz_loadu_pd(masks[v], base.wrapping_add(8 * v)) };
+                *a = _mm512_add_pd(*a, row);
+            }
+        }
+        for (v, a) in acc.iter().enumerate() {
+            // SAFETY: the lanes stored are columns below d of `sum`, as for the loads.
+            unsafe {
+                _mm512_mask_storeu_pd(sum.as_mut_ptr().wrapping_add(c0 + 8 * v), masks[v], *a)
+            };
+        }
+        c0 += 64;
+    }
+    sum
 }

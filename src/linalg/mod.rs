@@ -368,6 +368,31 @@ fn axpy_body(alpha: f64, x: &[f64], y: &mut [f64]) {
     }
 }
 
+/// The sum of the rows `rows` of `x` (`d` values a row, row-major): each entry from 0.0,
+/// the rows added in the order given, so the bits of adding them one at a time into zeros.
+/// Where the CPU has AVX-512F, 64 columns at a time are summed in registers over all the
+/// rows before the next 64, instead of reading and writing the sum for every row.
+pub fn sum_rows(x: &[f64], d: usize, rows: &[usize]) -> Vec<f64> {
+    debug_assert!(rows.iter().all(|&r| (r + 1) * d <= x.len()));
+    #[cfg(target_arch = "x86_64")]
+    if d >= 8 && std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU supports AVX-512F (checked just above).
+        return unsafe { avx512::sum_rows(x, d, rows) };
+    }
+    sum_rows_body(x, d, rows)
+}
+
+#[inline(always)]
+fn sum_rows_body(x: &[f64], d: usize, rows: &[usize]) -> Vec<f64> {
+    let mut sum = vec![0.0; d];
+    for &r in rows {
+        for (s, v) in sum.iter_mut().zip(&x[r * d..(r + 1) * d]) {
+            *s += v;
+        }
+    }
+    sum
+}
+
 /// ‖x_n‖² for every row, in parallel (each value is computed alone, so the result is exact
 /// and independent of the thread count).
 pub fn row_sq_norms(x: MatrixView<'_>) -> Vec<f64> {
@@ -576,6 +601,46 @@ mod tests {
                     .collect();
                 let got: Vec<u64> = got.iter().map(|v| v.to_bits()).collect();
                 assert_eq!(got, want, "d {d} alpha {alpha}");
+            }
+        }
+    }
+
+    /// Rows summed by the dispatch, and by the AVX-512F form called directly where the CPU
+    /// has it (for every length, below the dispatch's eight too), have the bits of adding
+    /// the rows one at a time: lengths across the 64-column runs and their masked rests, rows
+    /// repeated and out of order, values of mixed size so that another order of additions
+    /// gives other bits.
+    #[test]
+    fn rows_summed_in_registers_give_the_bits_of_one_at_a_time() {
+        for d in [0, 1, 7, 8, 9, 15, 16, 63, 64, 65, 100, 129, 200] {
+            let n = 9;
+            let x: Vec<f64> = (0..n * d)
+                .map(|i| {
+                    let v = ((i * 37 % 23) as f64).sqrt() - 2.2;
+                    if i % 5 == 0 { v * 1e16 } else { v }
+                })
+                .collect();
+            let lists: [Vec<usize>; 4] =
+                [vec![], vec![4], vec![8, 0, 3, 3, 7, 1], (0..n).collect()];
+            for rows in &lists {
+                let want: Vec<u64> = sum_rows_body(&x, d, rows)
+                    .iter()
+                    .map(|v| v.to_bits())
+                    .collect();
+                let bits = |v: Vec<f64>| v.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(sum_rows(&x, d, rows)), want, "d {d}, rows {rows:?}");
+                #[cfg(target_arch = "x86_64")]
+                if std::arch::is_x86_feature_detected!("avx512f") {
+                    // SAFETY: the CPU supports AVX-512F (checked just above).
+                    let direct = unsafe { avx512::sum_rows(&x, d, rows) };
+                    assert_eq!(bits(direct), want, "d {d}, rows {rows:?}, AVX-512F");
+                }
+            }
+            if d >= 16 {
+                // The order matters for these values: a reordering gives other bits.
+                let fwd = sum_rows_body(&x, d, &[0, 5, 1]);
+                let back = sum_rows_body(&x, d, &[1, 5, 0]);
+                assert!(fwd.iter().zip(&back).any(|(a, b)| a != b), "d {d}");
             }
         }
     }

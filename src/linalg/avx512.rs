@@ -1,6 +1,6 @@
 //! AVX-512F forms of the distance and dot kernels ([`super::sq_dist4`],
-//! [`super::sq_dists_to`], [`super::sq_dists_rows`], [`super::dots_to`]), and of the sum of
-//! chosen rows ([`super::sum_rows`]). One 512-bit
+//! [`super::sq_dists_to`], [`super::sq_dists_rows`], [`super::dots_to`]), of the sum of
+//! chosen rows ([`super::sum_rows`]) and of [`super::axpy`]. One 512-bit
 //! register holds the four running sums of two rows (lanes 0–3 and 4–7), and every operation
 //! of the portable bodies is done lane for lane in the same order (subtract, multiply, add;
 //! no FMA), so the bits are theirs and those of the AVX2 forms. Eight rows go together where
@@ -257,4 +257,38 @@ pub(super) fn sum_rows(x: &[f64], d: usize, rows: &[usize]) -> Vec<f64> {
         c0 += 64;
     }
     sum
+}
+
+/// [`super::axpy`]: `y += alpha * x` eight entries at a time, the rest (fewer than eight)
+/// with masked loads and stores; each entry a product then a sum, as in the loop.
+#[target_feature(enable = "avx512f")]
+pub(super) fn axpy(alpha: f64, x: &[f64], y: &mut [f64]) {
+    use std::arch::x86_64::_mm512_set1_pd;
+    use std::arch::x86_64::{_mm512_loadu_pd, _mm512_mask_storeu_pd, _mm512_maskz_loadu_pd};
+    let n = x.len().min(y.len());
+    let a = _mm512_set1_pd(alpha);
+    let mut j = 0;
+    while j + 8 <= n {
+        // SAFETY: entries j..j + 8 are within both slices.
+        unsafe {
+            let v = _mm512_add_pd(
+                _mm512_loadu_pd(y.as_ptr().add(j)),
+                _mm512_mul_pd(a, _mm512_loadu_pd(x.as_ptr().add(j))),
+            );
+            _mm512_storeu_pd(y.as_mut_ptr().add(j), v);
+        }
+        j += 8;
+    }
+    if j < n {
+        let m = ((1u16 << (n - j)) - 1) as u8;
+        // SAFETY: the mask keeps entries j..n, within both slices; the others are neither
+        // read nor written.
+        unsafe {
+            let v = _mm512_add_pd(
+                _mm512_maskz_loadu_pd(m, y.as_ptr().add(j)),
+                _mm512_mul_pd(a, _mm512_maskz_loadu_pd(m, x.as_ptr().add(j))),
+            );
+            _mm512_mask_storeu_pd(y.as_mut_ptr().add(j), m, v);
+        }
+    }
 }

@@ -343,14 +343,20 @@ pub fn sq_norm(a: &[f64]) -> f64 {
 
 /// `y += alpha * x`, entry by entry (a product, then a sum: no FMA, so the same bits however
 /// wide the vectors). From eight entries on, where the CPU has AVX2, four entries at a time
-/// instead of the baseline's two.
+/// instead of the baseline's two; from 64 on, with AVX-512F, eight.
 #[inline]
 pub fn axpy(alpha: f64, x: &[f64], y: &mut [f64]) {
     debug_assert_eq!(x.len(), y.len());
     #[cfg(target_arch = "x86_64")]
-    if x.len() >= 8 && std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2 (checked just above).
-        return unsafe { axpy_avx2(alpha, x, y) };
+    if x.len() >= 8 {
+        if x.len() >= 64 && std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU supports AVX-512F (checked just above).
+            return unsafe { avx512::axpy(alpha, x, y) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { axpy_avx2(alpha, x, y) };
+        }
     }
     axpy_body(alpha, x, y);
 }
@@ -584,11 +590,11 @@ mod tests {
         );
     }
 
-    /// `axpy` (AVX2 from eight entries where the CPU has it) against the loop entry by
-    /// entry, bit for bit, with and without a remainder of the four-entry vectors.
+    /// `axpy` (AVX2 from eight entries, AVX-512F from 64, where the CPU has them) against
+    /// the loop entry by entry, bit for bit, with and without a remainder of the vectors.
     #[test]
     fn axpy_gives_the_bits_of_the_loop() {
-        for d in (0..20).chain([50, 100, 101]) {
+        for d in (0..20).chain([50, 63, 64, 65, 71, 100, 101, 1000]) {
             let x: Vec<f64> = (0..d)
                 .map(|j| ((j * 37 % 23) as f64).sqrt() - 2.1)
                 .collect();

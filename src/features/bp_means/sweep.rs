@@ -189,6 +189,18 @@ fn sweep(
             let may_open = k_old < k_max;
             let old = if by_change { rows.clone() } else { Vec::new() };
             let settled = flip_rows(&mut rows, &gb, &gm_old, k_old, &x_norms[s..e], may_open);
+            // The rows whose residual may exceed P (the test below, on the same values): until
+            // a feature opens in this sweep, the others only take their pass in order.
+            let may_exceed: Vec<bool> = settled
+                .iter()
+                .zip(&x_norms[s..e])
+                .map(|(p, &xn)| {
+                    let margin = RECOMPUTE_MARGIN * (xn + p.quad.abs());
+                    // Passed over exactly when the per-row test passes over it (NaN included).
+                    let passed_over = p.estimate <= penalty - margin;
+                    may_open && !passed_over
+                })
+                .collect();
             // This block's share of ZᵀZ and ZᵀX (or its change), right if no feature opens up
             // to its end.
             let xb = x.rows_slice(s, e);
@@ -199,15 +211,34 @@ fn sweep(
             } else {
                 Some(NormalSums::of_block(xb, &rows, k_old, d))
             };
-            (s, e, gb, rows, settled, part)
+            (s, e, gb, rows, settled, may_exceed, part)
         },
-        |(s, e, gb, rows, settled, part)| {
+        |(s, e, gb, rows, settled, may_exceed, part)| {
             // Products with the features opened in earlier blocks, by one GEMM for the block;
             // features opened inside this block are multiplied row by row.
             let k_pre = opened.n_rows();
             let mut ob = vec![0.0; (e - s) * k_pre];
             gemm_xat(&mut ob, x.rows_slice(s, e), e - s, &opened);
-            for i in s..e {
+            let mut next = s;
+            while next < e {
+                if all.n_rows() == k_old {
+                    // No feature opened yet: up to the next row that may open one, the rows
+                    // take their pass as it is (the per-row code below would do just that).
+                    let stop = may_exceed[next - s..]
+                        .iter()
+                        .position(|&m| m)
+                        .map_or(e, |p| next + p);
+                    for j in next..stop {
+                        z.set_row_start(j, &rows[(j - s) * k_old..(j - s + 1) * k_old]);
+                        changed += settled[j - s].flips;
+                    }
+                    next = stop;
+                    if next == e {
+                        break;
+                    }
+                }
+                let i = next;
+                next += 1;
                 let k_now = all.n_rows();
                 z.set_row_start(i, &rows[(i - s) * k_old..(i - s + 1) * k_old]);
                 let zi = z.row_mut(i);

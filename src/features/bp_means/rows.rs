@@ -39,8 +39,11 @@ pub(super) fn flip_rows(
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU supports AVX-512F (checked just above).
-            return unsafe { flip_rows_avx512(rows, gb, gm, k, x_norms, may_open) };
+            let bits = std::arch::is_x86_feature_detected!("avx512bw")
+                && std::arch::is_x86_feature_detected!("bmi2");
+            // SAFETY: the CPU supports AVX-512F (checked just above), and AVX-512BW and BMI2
+            // where `bits` says so.
+            return unsafe { flip_rows_avx512(rows, gb, gm, k, x_norms, may_open, bits) };
         }
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU supports AVX2 (checked just above).
@@ -56,16 +59,22 @@ pub(super) fn flip_rows(
 /// ascending order (masked additions); then for k = 1..K the change of c (`flip_delta`'s
 /// expression), and where it is negative the flip and h += ±G_k (`apply_flip`'s); then the
 /// new-feature test's inputs, also in the lanes, in the body's order. The last rows of the
-/// block (fewer than eight) go to the AVX2 form. So the same rows and bits.
+/// block (fewer than eight) go to the AVX2 form. So the same rows and bits. With `bits` (the
+/// CPU has AVX-512BW and BMI2) and K ≤ 8, the masks are taken from and put back into the
+/// eight rows' bytes by [`masks_of_rows`] and [`rows_of_masks`].
+///
+/// # Safety
+/// The CPU has AVX-512F, and AVX-512BW and BMI2 if `bits`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-fn flip_rows_avx512(
+unsafe fn flip_rows_avx512(
     rows: &mut [u8],
     gb: &[f64],
     gm: &[f64],
     k: usize,
     x_norms: &[f64],
     may_open: bool,
+    bits: bool,
 ) -> Vec<RowPass> {
     use std::arch::x86_64::{
         _CMP_LT_OQ, _mm512_add_pd, _mm512_castpd_si512, _mm512_castsi512_pd, _mm512_cmp_pd_mask,
@@ -105,10 +114,15 @@ fn flip_rows_avx512(
     let mut i = 0;
     while i + 8 <= b {
         let zb = &mut rows[i * k..(i + 8) * k];
-        zm.fill(0);
-        for (r, zr) in zb.chunks_exact(k).enumerate() {
-            for (m, &v) in zm.iter_mut().zip(zr) {
-                *m |= u8::from(v != 0) << r;
+        if bits && k <= 8 {
+            // SAFETY: the caller checked AVX-512BW and BMI2 (`bits`); 8k ≤ 64 bytes.
+            unsafe { masks_of_rows(zb, k, zm) };
+        } else {
+            zm.fill(0);
+            for (r, zr) in zb.chunks_exact(k).enumerate() {
+                for (m, &v) in zm.iter_mut().zip(zr) {
+                    *m |= u8::from(v != 0) << r;
+                }
             }
         }
         // Feature j's g of the eight rows: entries j, j + k, …, j + 7k from the block's row i.
@@ -169,9 +183,14 @@ fn flip_rows_avx512(
                 *f += usize::from(flip >> r & 1);
             }
         }
-        for (r, zi) in zb.chunks_exact_mut(k).enumerate() {
-            for (j, v) in zi.iter_mut().enumerate() {
-                *v = zm[j] >> r & 1;
+        if bits && k <= 8 {
+            // SAFETY: as for `masks_of_rows` above.
+            unsafe { rows_of_masks(zm, k, zb) };
+        } else {
+            for (r, zi) in zb.chunks_exact_mut(k).enumerate() {
+                for (j, v) in zi.iter_mut().enumerate() {
+                    *v = zm[j] >> r & 1;
+                }
             }
         }
         if !may_open {
@@ -228,6 +247,60 @@ fn flip_rows_avx512(
         may_open,
     ));
     out
+}
+
+/// The bits of feature j, j + k, …, j + 7k in a 64-bit word: where eight rows of k ≤ 8
+/// entries hold feature j.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn feature_lanes(j: usize, k: usize) -> u64 {
+    (0..8).fold(0u64, |m, r| m | 1u64 << (r * k + j))
+}
+
+/// `zm[j]` bit r = (entry j of row r ≠ 0), for the eight rows of k ≤ 8 bytes in `zb`: one
+/// masked load and test of the 8k bytes, then the bits of each feature gathered by `pext`.
+///
+/// # Safety
+/// The CPU has AVX-512F, AVX-512BW and BMI2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,bmi2")]
+unsafe fn masks_of_rows(zb: &[u8], k: usize, zm: &mut [u8]) {
+    use std::arch::x86_64::{_mm512_maskz_loadu_epi8, _mm512_test_epi8_mask, _pext_u64};
+    assert!(k <= 8 && zb.len() == 8 * k && zm.len() == k);
+    let kept = if k == 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * k)) - 1
+    };
+    // SAFETY: the mask keeps the 8k bytes of `zb`; the other lanes read nothing.
+    let v = unsafe { _mm512_maskz_loadu_epi8(kept, zb.as_ptr().cast()) };
+    let set = _mm512_test_epi8_mask(v, v);
+    for (j, m) in zm.iter_mut().enumerate() {
+        *m = _pext_u64(set, feature_lanes(j, k)) as u8;
+    }
+}
+
+/// The inverse of [`masks_of_rows`]: entry j of row r = `zm[j]` bit r, as 0 or 1.
+///
+/// # Safety
+/// The CPU has AVX-512F, AVX-512BW and BMI2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,bmi2")]
+unsafe fn rows_of_masks(zm: &[u8], k: usize, zb: &mut [u8]) {
+    use std::arch::x86_64::{_mm512_mask_storeu_epi8, _mm512_maskz_set1_epi8, _pdep_u64};
+    assert!(k <= 8 && zb.len() == 8 * k && zm.len() == k);
+    let set = zm.iter().enumerate().fold(0u64, |s, (j, &m)| {
+        s | _pdep_u64(u64::from(m), feature_lanes(j, k))
+    });
+    let kept = if k == 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * k)) - 1
+    };
+    // SAFETY: the mask keeps the 8k bytes of `zb`; the other lanes are not written.
+    unsafe {
+        _mm512_mask_storeu_epi8(zb.as_mut_ptr().cast(), kept, _mm512_maskz_set1_epi8(set, 1))
+    };
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -298,6 +371,40 @@ mod tests {
     /// of c is often exactly 0, which must not flip). Row counts cover the eight-row loop
     /// and its rest; K up to 11, and either side of `STACK_K` (working rows on the stack or
     /// on the heap).
+    /// The masks taken from eight rows' bytes by AVX-512BW and BMI2, and the bytes put back
+    /// from them, are those of the byte loops, for every K ≤ 8 and bytes other than 0 and 1
+    /// (read as set).
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn masks_of_eight_rows_are_the_byte_loops() {
+        if !(std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("bmi2"))
+        {
+            eprintln!("skipped: the CPU lacks AVX-512BW or BMI2");
+            return;
+        }
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+        for k in 1..=8 {
+            for _ in 0..50 {
+                let zb: Vec<u8> = (0..8 * k)
+                    .map(|_| [0u8, 1, 2, 255][rng.random_range(0..4usize)])
+                    .collect();
+                let want: Vec<u8> = (0..k)
+                    .map(|j| (0..8).fold(0u8, |m, r| m | u8::from(zb[r * k + j] != 0) << r))
+                    .collect();
+                let mut zm = vec![0u8; k];
+                // SAFETY: AVX-512BW and BMI2 checked above; they come with AVX-512F.
+                unsafe { masks_of_rows(&zb, k, &mut zm) };
+                assert_eq!(zm, want, "k {k}");
+                let mut back = vec![7u8; 8 * k];
+                // SAFETY: as above.
+                unsafe { rows_of_masks(&zm, k, &mut back) };
+                let bytes: Vec<u8> = zb.iter().map(|&v| u8::from(v != 0)).collect();
+                assert_eq!(back, bytes, "k {k}");
+            }
+        }
+    }
+
     #[test]
     fn rows_side_by_side_flip_as_one_at_a_time() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
@@ -324,17 +431,37 @@ mod tests {
                     .map(|_| u8::from(value(0.0, 1.0) > 0.5))
                     .collect();
                 for may_open in [true, false] {
-                    let (mut got, mut want) = (start.clone(), start.clone());
-                    let got_pass = flip_rows(&mut got, &gb, &gm, k, &x_norms, may_open);
+                    let mut want = start.clone();
                     let want_pass = flip_rows_body(&mut want, &gb, &gm, k, &x_norms, may_open);
-                    assert_eq!(got, want, "k {k} trial {trial}");
-                    assert_eq!(got_pass.len(), want_pass.len());
-                    for (r, (p, q)) in got_pass.iter().zip(&want_pass).enumerate() {
-                        assert_eq!(p.flips, q.flips, "k {k} trial {trial} row {r}");
-                        assert_eq!(p.estimate.to_bits(), q.estimate.to_bits(), "row {r}");
-                        assert_eq!(p.quad.to_bits(), q.quad.to_bits(), "row {r}");
-                        flipped += q.flips;
+                    // The dispatch, and the AVX-512F form with and without the masks taken
+                    // by AVX-512BW and BMI2, where the CPU has them.
+                    let mut forms: Vec<(&str, Vec<u8>, Vec<RowPass>)> = Vec::new();
+                    let mut got = start.clone();
+                    let pass = flip_rows(&mut got, &gb, &gm, k, &x_norms, may_open);
+                    forms.push(("dispatch", got, pass));
+                    #[cfg(target_arch = "x86_64")]
+                    if std::arch::is_x86_feature_detected!("avx512f") {
+                        let bw = std::arch::is_x86_feature_detected!("avx512bw")
+                            && std::arch::is_x86_feature_detected!("bmi2");
+                        for bits in [false, true].into_iter().filter(|&b| !b || bw) {
+                            let mut got = start.clone();
+                            // SAFETY: AVX-512F checked above, AVX-512BW and BMI2 with `bits`.
+                            let pass = unsafe {
+                                flip_rows_avx512(&mut got, &gb, &gm, k, &x_norms, may_open, bits)
+                            };
+                            forms.push((if bits { "bits" } else { "bytes" }, got, pass));
+                        }
                     }
+                    for (form, got, got_pass) in &forms {
+                        assert_eq!(got, &want, "{form}: k {k} trial {trial}");
+                        assert_eq!(got_pass.len(), want_pass.len());
+                        for (r, (p, q)) in got_pass.iter().zip(&want_pass).enumerate() {
+                            assert_eq!(p.flips, q.flips, "{form}: k {k} trial {trial} row {r}");
+                            assert_eq!(p.estimate.to_bits(), q.estimate.to_bits(), "row {r}");
+                            assert_eq!(p.quad.to_bits(), q.quad.to_bits(), "row {r}");
+                        }
+                    }
+                    flipped += want_pass.iter().map(|p| p.flips).sum::<usize>();
                 }
             }
         }

@@ -189,17 +189,13 @@ fn sweep(
             let may_open = k_old < k_max;
             let old = if by_change { rows.clone() } else { Vec::new() };
             let settled = flip_rows(&mut rows, &gb, &gm_old, k_old, &x_norms[s..e], may_open);
-            // The rows whose residual may exceed P (the test below, on the same values): until
-            // a feature opens in this sweep, the others only take their pass in order.
+            // The rows whose residual may exceed P (`clearly_below` is false: the per-row test
+            // below, on the same values): until a feature opens in this sweep, the others only
+            // take their pass in order.
             let may_exceed: Vec<bool> = settled
                 .iter()
                 .zip(&x_norms[s..e])
-                .map(|(p, &xn)| {
-                    let margin = RECOMPUTE_MARGIN * (xn + p.quad.abs());
-                    // Passed over exactly when the per-row test passes over it (NaN included).
-                    let passed_over = p.estimate <= penalty - margin;
-                    may_open && !passed_over
-                })
+                .map(|(p, &xn)| may_open && !clearly_below(p.estimate, p.quad, xn, penalty))
                 .collect();
             // This block's share of ZᵀZ and ZᵀX (or its change), right if no feature opens up
             // to its end.
@@ -264,8 +260,7 @@ fn sweep(
                 if k_now >= k_max {
                     continue;
                 }
-                let margin = RECOMPUTE_MARGIN * (x_norms[i] + quad.abs());
-                if estimate <= penalty - margin {
+                if clearly_below(estimate, quad, x_norms[i], penalty) {
                     continue;
                 }
                 let exact = row_residual(x.row(i), zi, &all, &mut r);
@@ -300,6 +295,15 @@ fn sweep(
         },
     );
     (changed, opened, sums)
+}
+
+/// Whether a row's residual ‖r‖², estimated as `estimate` = ‖x_n‖² + c(z) with zᵀGz =
+/// `quad`, is below P by more than the margin within which it is recomputed directly, so
+/// that the row cannot open a feature (false for a NaN estimate).
+#[inline]
+fn clearly_below(estimate: f64, quad: f64, x_norm: f64, penalty: f64) -> bool {
+    let margin = RECOMPUTE_MARGIN * (x_norm + quad.abs());
+    estimate <= penalty - margin
 }
 
 /// The rows and columns marked in `keep` of the square row-major matrix `m`.

@@ -42,11 +42,16 @@ stamp() { echo "## $1 — $(date -u +%FT%TZ) — uptime:$(uptime | sed 's/.*load
 
 run_sweep() {
     stamp "sweep: start"
+    # A sweep is timed as the difference of two fits (8 sweeps and 1). Each fit's seeding
+    # forms its residuals as a copy of X (800 MB here); the allocator hands that memory back
+    # to the system 10 ms after it is freed, and the kernel's faulting it in again took
+    # 40–800 ms per copy from fit to fit, which the difference took for sweep time
+    # (docs/speed.md §3). Purging off, each fit reuses the memory of the one before.
     for round in 1 2; do
         for t in 1 2; do
             for b in ${BEFORE:-} "$bin"; do
                 echo "round $round, threads $t: $b"
-                "$b" sweep-vs-gemm --n 100000 --d 1000 --k 50 --prob 0.4 --sigma 1 \
+                MIMALLOC_PURGE_DELAY=-1 "$b" sweep-vs-gemm --n 100000 --d 1000 --k 50 --prob 0.4 --sigma 1 \
                     --penalty 5000 --iters 8 --threads "$t" --reps 3
             done
         done

@@ -194,10 +194,20 @@ struct Start {
 impl Start {
     fn new(x: MatrixView<'_>, form: FeatureSeeding) -> Self {
         let base = (form == FeatureSeeding::BaseFeature).then(|| mean_row(x));
-        let resid = Self::residuals(x, base.as_deref());
-        // ‖r_n‖² as `sq_norm` gives it (the squared distance to 0 has the same bits).
+        // ‖r_n‖² = ‖x_n − m‖² (m = 0 without the base feature), measured on X itself: the
+        // kernel forms each x_nj − m_j as the residual does, so these are the bits of the
+        // residuals' squared norms without a copy of X (N·D values, faulted in afresh by
+        // every fit once the allocator has returned the last one's).
+        let zeros;
+        let m = match &base {
+            Some(m) => m.as_slice(),
+            None => {
+                zeros = vec![0.0; x.n_cols()];
+                &zeros
+            }
+        };
         let mut err = vec![0.0; x.n_rows()];
-        sq_dists_to(resid.as_slice(), &vec![0.0; x.n_cols()], &mut err);
+        sq_dists_to(x.as_slice(), m, &mut err);
         Self {
             form,
             d: x.n_cols(),
@@ -515,6 +525,44 @@ mod tests {
             [0.0, 0.0, 5.0],
             [1.0, 0.0, 5.0],
         ])
+    }
+
+    /// The start's errors, measured on X against the base mean (or 0), have the bits of the
+    /// squared norms of the residuals formed as a copy: those the seeding's steps go on from.
+    #[test]
+    fn start_errors_are_the_squared_norms_of_the_residuals() {
+        for (n, d) in [(0, 3), (1, 1), (5, 4), (9, 37), (30, 100)] {
+            let x = RowMatrix::new(
+                n,
+                d,
+                (0..n * d)
+                    .map(|i| match i % 11 {
+                        0 => -0.0,
+                        1 => 0.0,
+                        _ => ((i * 37 % 23) as f64).sqrt() * 1e3 - 2.1,
+                    })
+                    .collect(),
+            );
+            for form in [FeatureSeeding::BaseFeature, FeatureSeeding::Residual] {
+                let start = Start::new(x.view(), form);
+                let resid = Start::residuals(x.view(), start.base.as_deref());
+                let want: Vec<u64> = resid
+                    .rows()
+                    .map(|r| r.iter().map(|v| v * v).sum::<f64>())
+                    .map(f64::to_bits)
+                    .collect();
+                let mut norms = vec![0.0; n];
+                sq_dists_to(resid.as_slice(), &vec![0.0; d], &mut norms);
+                let got: Vec<u64> = start.err.iter().map(|v| v.to_bits()).collect();
+                let norms: Vec<u64> = norms.iter().map(|v| v.to_bits()).collect();
+                assert_eq!(got, norms, "n {n} d {d} {form:?}");
+                // And near the plain sums (another order of the same additions).
+                for (g, w) in start.err.iter().zip(&want) {
+                    let w = f64::from_bits(*w);
+                    assert!((g - w).abs() <= 1e-12 * w.abs(), "{g} against {w}");
+                }
+            }
+        }
     }
 
     /// X less the base mean in one pass (AVX2 where the CPU has it) has the bits of the mean

@@ -45,6 +45,10 @@ pub(crate) struct Partition {
     /// of its mean, are then those of that try, and so would be its 2-means: the next round
     /// passes it over ([`Partition::split_while_better`]).
     split_tried: Vec<bool>,
+    /// The slots the last round of splits changed (both parts of each split): the next
+    /// sweep walks their zones in its new table ([`RowBounds::mark_zone`]) instead of
+    /// marking every row.
+    split_zones: Vec<usize>,
     /// Clusters a round of splits passed over by `split_tried`.
     #[cfg(test)]
     split_skips: usize,
@@ -318,11 +322,17 @@ impl RowBounds {
 
     /// A new cluster exists: no lower bound holds, and any row may move.
     fn forget(&mut self) {
+        self.forget_lower();
+        self.all_marked = self.clock;
+    }
+
+    /// A new cluster exists: no lower bound holds (which rows may move is left to the
+    /// caller).
+    fn forget_lower(&mut self) {
         for r in &mut self.rows {
             r.second_lower = 0.0;
             r.rest_lower = 0.0;
         }
-        self.all_marked = self.clock;
     }
 
     /// Slot j's mean moved by `dist`.
@@ -571,6 +581,7 @@ impl Partition {
             table_max_slots: TABLE_MAX_SLOTS,
             sorted_neighbours: SORTED_NEIGHBOURS,
             split_tried: vec![false; k],
+            split_zones: Vec::new(),
             #[cfg(test)]
             split_skips: 0,
             #[cfg(test)]
@@ -751,6 +762,16 @@ impl Partition {
         // a row searched again a hundred or more, so this costs a fraction of what marking
         // every row would.
         let mut zone_tests = (ZONE_TESTS_PER_ROW * order.len()).max(4096) as isize;
+        // The clusters a round of splits changed since the last sweep: their zones, in
+        // this sweep's table.
+        for c in std::mem::take(&mut self.split_zones) {
+            match &table {
+                Some(t) if zones && zone_tests > 0 => {
+                    zone_tests -= self.bounds.mark_zone(t, &self.counts, c, penalty) as isize;
+                }
+                _ => self.bounds.all_marked = self.bounds.clock,
+            }
+        }
         let mut moves = 0;
         // Rows searched and candidates scored with the table (see `MeanTable::stale`).
         let (mut searched, mut scored) = (0usize, 0usize);
@@ -1309,14 +1330,16 @@ impl Partition {
             }
             self.refresh_mean(c);
             self.refresh_mean(new);
+            self.split_zones.extend([c, new]);
             queue.push_back((c, kept));
             queue.push_back((new, moved));
             splits += 1;
         }
         if splits > 0 {
-            // New clusters: no lower bound holds, and the table lacks them.
+            // New clusters: no lower bound holds, and the table lacks them. The rows that
+            // the changed clusters may draw are marked by the next sweep, from its table.
             self.table = None;
-            self.bounds.forget();
+            self.bounds.forget_lower();
         }
         splits
     }

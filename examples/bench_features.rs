@@ -7,7 +7,10 @@
 //! sweep-vs-gemm --n N --d D --k K --prob P --sigma S --penalty L --iters M --threads T --reps R
 //!          MEIBP synthetic data (K factors with ceil(D/3) ones each, Z ~ Bernoulli(P),
 //!          noise S), capped BP-means (cap K) for 1 and for M sweeps, and the X Aᵀ product of
-//!          the same shape, all on T threads; best of R each.
+//!          the same shape, all on T threads; best of R each. A sweep is the difference of
+//!          the two fits: run it with MIMALLOC_PURGE_DELAY=-1 (as bench/run_features.sh
+//!          does), else the fits differ by how long the kernel takes to fault in the
+//!          seeding's copy of X afresh (docs/speed.md §3).
 //! restarts --x FILE.npy --algo bp-means|collapsed-bp-means|k-features|stepwise-k-features
 //!          --penalty L [--k K] --restarts R --threads 1,2 [--seed S] [--refine true]
 //!          [--plain false]

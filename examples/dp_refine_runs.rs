@@ -5,16 +5,19 @@
 //! `REFINE_EVERY_RUN_MAX_VALUES` (docs/defaults.md, "DP-means: which runs are refined").
 //!
 //! ```text
-//! dp_refine_runs blobs N D K HALF SD SEED  --penalty P --restarts R [--seed S]
-//! dp_refine_runs file.f64 N D              --penalty P --restarts R [--seed S]
+//! dp_refine_runs blobs N D K HALF SD SEED  --penalty P --restarts R [--seed S] [--full-paper-runs]
+//! dp_refine_runs file.f64 N D              --penalty P --restarts R [--seed S] [--full-paper-runs]
 //! ```
+//! Each paper run stops where a fit that refines every run stops it
+//! ([`dp_means_refinement_start`]); `--full-paper-runs` runs each to convergence, as a fit
+//! did before 2026-11-27 and still does where it refines only the best runs.
 //! `blobs`: `madbayes::generate::gaussian_blobs(N, D, K, HALF, SD, SEED)`; a file holds N × D
 //! little-endian f64, row after row (as `bench/compare_dp_pdc.py` writes them). Run r uses
 //! stream r of the seed and its own row order, as a fit does; restarts run in parallel.
 
 use madbayes::RowMatrix;
 use madbayes::clustering::collapsed_dp_means::refine;
-use madbayes::clustering::dp_means::{dp_means_run, random_order};
+use madbayes::clustering::dp_means::{dp_means_refinement_start, dp_means_run, random_order};
 use madbayes::linalg::mean_row;
 use madbayes::restarts::run_rng;
 use rayon::prelude::*;
@@ -56,6 +59,7 @@ fn main() {
     let penalty: f64 = flag(&args, "--penalty", None);
     let restarts: usize = flag(&args, "--restarts", None);
     let seed: u64 = flag(&args, "--seed", Some(0));
+    let full = args.iter().any(|a| a == "--full-paper-runs");
     let n = x.n_rows();
     let mean = mean_row(x.view());
     let runs: Vec<Restart> = (0..restarts)
@@ -63,7 +67,11 @@ fn main() {
         .map(|r| {
             let order = random_order(n, &mut run_rng(seed, r as u64));
             let t = Instant::now();
-            let plain = dp_means_run(x.view(), &mean, penalty, usize::MAX, 300, &order);
+            let plain = if full {
+                dp_means_run(x.view(), &mean, penalty, usize::MAX, 300, &order)
+            } else {
+                dp_means_refinement_start(x.view(), &mean, penalty, usize::MAX, 300, &order)
+            };
             let plain_s = t.elapsed().as_secs_f64();
             let (plain_obj, plain_k) = (plain.objective, plain.means.n_rows());
             let t = Instant::now();

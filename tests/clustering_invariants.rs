@@ -496,26 +496,31 @@ fn fit_counted(params: &DpMeansParams, x: &RowMatrix) -> (Clustering, Counting) 
 
 /// Restart `r` of a DP-means fit under `seed` made by hand (its row order, the paper's
 /// algorithm from the data's mean, or collapsed DP-means' exact descent), then refined:
-/// all of it (`merged`: false) or, for collapsed DP-means, the descent with merges from the
-/// start (`merged`: true, what every restart ran below the bound).
+/// all of it, as the best runs are refined after all runs ended (`as_it_ends`: false), or as
+/// a run refined as it ends (`as_it_ends`: true, what every restart runs below the bound and
+/// without `restarts` above it): for collapsed DP-means the descent with merges from the
+/// start, for DP-means the paper's run stopped where the refinement takes over
+/// (`dp_means_refinement_start`).
 fn restart_by_hand(
     x: &RowMatrix,
     collapsed: bool,
-    merged: bool,
+    as_it_ends: bool,
     (penalty, seed, r): (f64, u64, usize),
 ) -> madbayes::clustering::ClusterRun {
     use madbayes::clustering::collapsed_dp_means::{collapsed_dp_means_run, refine};
-    use madbayes::clustering::dp_means::{dp_means_run, random_order};
+    use madbayes::clustering::dp_means::{dp_means_refinement_start, dp_means_run, random_order};
     use madbayes::restarts::run_rng;
     let order = random_order(x.n_rows(), &mut run_rng(seed, r as u64));
     let (k_max, cap) = (usize::MAX, 300);
-    if collapsed && merged {
+    if collapsed && as_it_ends {
         return collapsed_dp_means_run(x.view(), penalty, k_max, cap, &order, true);
     }
+    let mean = madbayes::linalg::mean_row(x.view());
     let run = if collapsed {
         collapsed_dp_means_run(x.view(), penalty, k_max, cap, &order, false)
+    } else if as_it_ends {
+        dp_means_refinement_start(x.view(), &mean, penalty, k_max, cap, &order)
     } else {
-        let mean = madbayes::linalg::mean_row(x.view());
         dp_means_run(x.view(), &mean, penalty, k_max, cap, &order)
     };
     refine(x.view(), run, penalty, k_max, &order, cap)
@@ -652,7 +657,7 @@ fn without_restarts_large_data_get_two_runs_both_refined() {
         assert_eq!(fit.labels(), asked.labels(), "{name}");
         assert_eq!(fit.run_objectives(), asked.run_objectives(), "{name}");
         for r in 0..LARGE_DATA_RESTARTS {
-            let by_hand = restart_by_hand(&big, collapsed, collapsed, (penalty, seed, r));
+            let by_hand = restart_by_hand(&big, collapsed, true, (penalty, seed, r));
             assert_eq!(
                 fit.run_objectives()[r],
                 by_hand.objective,

@@ -14,7 +14,8 @@ pub(crate) use run::{DescentConfig, descend, descent_to_run};
 
 /// Refines a finished clustering run: exact single-row moves and merges until neither
 /// lowers the collapsed objective (equal to the DP-means objective once means are cluster
-/// means). The refinement's sweeps are added to the run's iterations and trace.
+/// means). The refinement's sweeps are added to the run's iterations and trace; the result
+/// is converged when the refinement is and the run did not stop at `max_sweeps` sweeps.
 pub fn refine(
     x: MatrixView<'_>,
     run: ClusterRun,
@@ -36,6 +37,10 @@ pub fn refine(
     trace.extend_from_slice(&refined.trace);
     refined.trace = trace;
     refined.n_iter += run.n_iter;
-    refined.converged &= run.converged;
+    // Converged unless either stopped at its cap (`max_sweeps`, the cap of the run too): a
+    // run stopped early on purpose ([`dp_means_refinement_start`]) did not stop at its cap.
+    //
+    // [`dp_means_refinement_start`]: crate::clustering::dp_means::dp_means_refinement_start
+    refined.converged &= run.converged || run.n_iter < max_sweeps;
     refined
 }

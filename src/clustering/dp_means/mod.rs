@@ -20,4 +20,4 @@ pub use params::{
     DpMeansValidParams, DpVariant, LARGE_DATA_RESTARTS, REFINE_EVERY_RUN_MAX_VALUES,
     default_restarts, random_order,
 };
-pub use sweep::dp_means_run;
+pub use sweep::{REFINE_START_SHARE, dp_means_refinement_start, dp_means_run};

@@ -1,6 +1,6 @@
 //! Parameters of DP-means and collapsed DP-means (shared), their checks, and fitting.
 
-use super::dp_means_run;
+use super::{dp_means_refinement_start, dp_means_run};
 use crate::MatrixView;
 use crate::clustering::center::{prepare, shift_means};
 use crate::clustering::collapsed_dp_means::{collapsed_dp_means_run, refine};
@@ -206,14 +206,16 @@ impl DpMeansValidParams {
             extra: refined_after,
         };
         let run = |order: &[usize]| match self.variant {
+            // A run refined as it ends hands over to the refinement once its sweeps move
+            // few rows; a run compared with others before (the best ones refined after)
+            // runs to the end.
+            DpVariant::Sweeps if every => {
+                let (mean, p) = (&prepared.mean, self.penalty);
+                let start = dp_means_refinement_start(x, mean, p, k_max, self.max_iter, order);
+                refine(x, start, p, k_max, order, self.max_iter)
+            }
             DpVariant::Sweeps => {
-                let run =
-                    dp_means_run(x, &prepared.mean, self.penalty, k_max, self.max_iter, order);
-                if every {
-                    refine(x, run, self.penalty, k_max, order, self.max_iter)
-                } else {
-                    run
-                }
+                dp_means_run(x, &prepared.mean, self.penalty, k_max, self.max_iter, order)
             }
             DpVariant::Collapsed => {
                 collapsed_dp_means_run(x, self.penalty, k_max, self.max_iter, order, every)

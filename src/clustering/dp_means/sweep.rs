@@ -72,13 +72,39 @@ pub fn dp_means_run(
     max_iter: usize,
     order: &[usize],
 ) -> ClusterRun {
-    dp_means_run_with(x, start, penalty, k_max, max_iter, order, true).0
+    dp_means_run_with(x, start, penalty, k_max, max_iter, order, true, 0).0
 }
+
+/// [`dp_means_run`] as the start of a refinement: the sweeps stop once one changes fewer
+/// than N/[`REFINE_START_SHARE`] labels (or at the sweep cap), since the refinement's exact
+/// sweeps then finish the descent; the run is then not converged, and its means are its
+/// clusters' means. Until that sweep, the run is [`dp_means_run`]'s, bit for bit.
+pub fn dp_means_refinement_start(
+    x: MatrixView<'_>,
+    start: &[f64],
+    penalty: f64,
+    k_max: usize,
+    max_iter: usize,
+    order: &[usize],
+) -> ClusterRun {
+    let stop_below = x.n_rows() / REFINE_START_SHARE;
+    dp_means_run_with(x, start, penalty, k_max, max_iter, order, true, stop_below).0
+}
+
+/// A run that will be refined ([`dp_means_refinement_start`]) stops once a sweep changes
+/// fewer than N/`REFINE_START_SHARE` labels. The paper's sweeps move fewer and fewer rows
+/// for a long tail: on 200 000 × 50 blobs at P = 150 (one thread) 12 sweeps took 0.82 s and
+/// changed all but a few thousand rows, the next 96 took 1.87 s, and the refinement's exact
+/// sweeps then still moved 3 711 rows in their first sweep (docs/defaults.md, "DP-means:
+/// where the refinement starts").
+pub const REFINE_START_SHARE: usize = 100;
 
 /// [`dp_means_run`], with bounds in the base passes from the third sweep on (the second
 /// sweep's is often the last, when it changes no label) or (`bounded = false`) a search of
-/// every row: the same run bit for bit. Also returns how many row-to-mean distances the base
-/// passes measured, over all sweeps.
+/// every row: the same run bit for bit. The sweeps also stop once one changes fewer than
+/// `stop_below` labels (0: only when none changes). Also returns how many row-to-mean
+/// distances the base passes measured, over all sweeps.
+#[allow(clippy::too_many_arguments)]
 fn dp_means_run_with(
     x: MatrixView<'_>,
     start: &[f64],
@@ -87,6 +113,7 @@ fn dp_means_run_with(
     max_iter: usize,
     order: &[usize],
     bounded: bool,
+    stop_below: usize,
 ) -> (ClusterRun, usize) {
     let (n, d) = (x.n_rows(), x.n_cols());
     let mut means = RowMatrix::from_rows(&[start]);
@@ -300,6 +327,9 @@ fn dp_means_run_with(
             bounds.retain(&used);
         }
         drop_empty_clusters(&mut labels, &mut means);
+        if changed < stop_below {
+            break;
+        }
     }
     // A converged sweep kept every label and opened nothing, so its starting labels and means
     // are the returned ones and `base_cost` is their exact sum of squares.
@@ -499,8 +529,9 @@ mod tests {
             let x = gaussian_blobs(n, d, k, 10.0, 1.0, 7).x;
             let order = super::super::random_order(n, &mut crate::restarts::run_rng(3, 0));
             let start = mean_row(x.view());
-            let run =
-                |bounded| dp_means_run_with(x.view(), &start, penalty, k_max, 300, &order, bounded);
+            let run = |bounded| {
+                dp_means_run_with(x.view(), &start, penalty, k_max, 300, &order, bounded, 0)
+            };
             let ((a, measured_a), (b, measured_b)) = (run(true), run(false));
             let case = format!("N = {n}, D = {d}, P = {penalty}, cap {k_max}");
             assert_eq!(a.labels, b.labels, "{case}");
@@ -524,6 +555,61 @@ mod tests {
                 assert!(4 * measured_a < measured_b, "{case}");
             }
         }
+    }
+
+    #[test]
+    fn a_refinement_start_is_the_runs_first_sweeps() {
+        use crate::generate::gaussian_blobs;
+        use crate::linalg::mean_row;
+        // Blobs cut into many clusters: a long tail of sweeps that move a few rows.
+        let (n, penalty) = (20_000, 30.0);
+        let x = gaussian_blobs(n, 10, 20, 10.0, 1.0, 7).x;
+        let order = super::super::random_order(n, &mut crate::restarts::run_rng(3, 0));
+        let start = mean_row(x.view());
+        let early = dp_means_refinement_start(x.view(), &start, penalty, usize::MAX, 300, &order);
+        let full = dp_means_run(x.view(), &start, penalty, usize::MAX, 300, &order);
+        assert!(full.converged && !early.converged);
+        assert!(
+            early.n_iter + 10 < full.n_iter,
+            "{} sweeps against {}",
+            early.n_iter,
+            full.n_iter
+        );
+        // The same sweeps as the paper's run cut at that many, bit for bit.
+        let cut = dp_means_run(x.view(), &start, penalty, usize::MAX, early.n_iter, &order);
+        let bits = |r: &ClusterRun| -> Vec<u64> {
+            (r.trace.iter().chain(r.means.as_slice()))
+                .chain([&r.objective])
+                .map(|v| v.to_bits())
+                .collect()
+        };
+        assert_eq!(early.labels, cut.labels);
+        assert_eq!(bits(&early), bits(&cut));
+        // Its last sweep changed fewer than N/100 labels, the one before at least that many
+        // (counted where K stays the same over both, so that the labels keep their indices).
+        let cut_at = |s| dp_means_run(x.view(), &start, penalty, usize::MAX, s, &order);
+        let (two, one) = (cut_at(early.n_iter - 2), cut_at(early.n_iter - 1));
+        let k = early.means.n_rows();
+        assert!(two.means.n_rows() == k && one.means.n_rows() == k);
+        let changed = |a: &ClusterRun, b: &ClusterRun| {
+            a.labels
+                .iter()
+                .zip(&b.labels)
+                .filter(|(p, q)| p != q)
+                .count()
+        };
+        assert!(changed(&one, &early) < n / REFINE_START_SHARE);
+        assert!(changed(&two, &one) >= n / REFINE_START_SHARE);
+        // Without a share (fewer rows than REFINE_START_SHARE), the paper's run itself.
+        let small = gaussian_blobs(90, 2, 3, 10.0, 1.0, 7).x;
+        let order = super::super::random_order(90, &mut crate::restarts::run_rng(3, 0));
+        let start = mean_row(small.view());
+        let a = dp_means_refinement_start(small.view(), &start, 1.0, usize::MAX, 300, &order);
+        let b = dp_means_run(small.view(), &start, 1.0, usize::MAX, 300, &order);
+        assert_eq!(
+            (a.labels, a.n_iter, a.converged),
+            (b.labels, b.n_iter, b.converged)
+        );
     }
 
     #[test]

@@ -236,9 +236,8 @@ const ZONE_TESTS_PER_ROW: usize = 8;
 
 /// The most cluster slots (live or emptied) for which a sweep keeps a [`MeanTable`]: its
 /// lists hold 12 bytes per listed neighbour, 3 KB a slot, but building one takes the square of
-/// all distances between the means (8 bytes a pair while it is built, 134 MB at 4 096 slots),
-/// and so do the distances of the clusters opened in a sweep at worst (K each); both grow as
-/// the square of K. Past this many slots a sweep scores every live cluster for each row its
+/// K in time (every distance between two means), and the distances of the clusters opened in
+/// a sweep take the square of K in memory at worst (K each). Past this many slots a sweep scores every live cluster for each row its
 /// bounds do not settle (the moves are the same: the table only prunes candidates that
 /// cannot win). A small penalty can open a cluster for nearly every row: on 40 000 rows of 5
 /// values at P = 10⁻⁶ a table without this bound needed 19 GB, and a default DP-means fit
@@ -1051,10 +1050,10 @@ impl Partition {
         moves
     }
 
-    /// The table of distances between the live means, built now: the distances by
-    /// [`Partition::mean_distances`], then each slot's nearest-first list on its own, the
-    /// slots in parallel (each list depends on its row only, so the bits do not depend on
-    /// the threads).
+    /// The table of distances between the live means, built now: each slot's distances by
+    /// [`Partition::distances_from`] and its nearest-first list from them, the slots in
+    /// parallel (each list depends on its row only, so the bits do not depend on the
+    /// threads).
     fn mean_table(&self) -> MeanTable {
         let k0 = self.counts.len();
         let live = |b: usize| self.counts[b] > 0;
@@ -1077,11 +1076,18 @@ impl Partition {
             let dists: Vec<f64> = near.iter().map(|&(d, _)| d).collect();
             (list, dists, tail)
         };
-        let rows: Vec<(Vec<u32>, Vec<f64>, bool)> = self
-            .mean_distances()
-            .par_iter()
-            .enumerate()
-            .map_init(Vec::new, |near, (a, row)| list_of(near, a, row))
+        // Each slot's row of distances is worked out where its list is made, so the K × K
+        // distances are never held at once (87 MB at K = 3 300, faulted in afresh for each
+        // table once the allocator had returned them).
+        let rows: Vec<(Vec<u32>, Vec<f64>, bool)> = (0..k0)
+            .into_par_iter()
+            .map_init(
+                || (Vec::new(), vec![0.0; k0]),
+                |(near, row), a| {
+                    self.distances_from(a, row);
+                    list_of(near, a, row)
+                },
+            )
             .collect();
         let mut neighbours = Vec::with_capacity(k0);
         let mut neighbour_between = Vec::with_capacity(k0);
@@ -1105,46 +1111,25 @@ impl Partition {
         }
     }
 
-    /// The distances ‖x̄_i − x̄_j‖ between every two slots' means: each row's part past the
-    /// diagonal four at a time ([`sq_dist4`], the bits of [`sq_dist`]), the rows in
-    /// parallel, then mirrored.
-    fn mean_distances(&self) -> Vec<Vec<f64>> {
-        let k = self.counts.len();
-        let mut between: Vec<Vec<f64>> = (0..k)
-            .into_par_iter()
-            .map(|i| {
-                let from = self.means.row(i);
-                let mut row = vec![0.0; k];
-                let mut chunks = row[i + 1..].chunks_exact_mut(4);
-                for (c, out) in chunks.by_ref().enumerate() {
-                    let b = i + 1 + 4 * c;
-                    let d = sq_dist4(
-                        [from; 4],
-                        [b, b + 1, b + 2, b + 3].map(|j| self.means.row(j)),
-                    );
-                    for (o, d) in out.iter_mut().zip(d) {
-                        *o = d.sqrt();
-                    }
-                }
-                let tail = k - chunks.into_remainder().len();
-                for (j, o) in row.iter_mut().enumerate().skip(tail) {
-                    *o = sq_dist(from, self.means.row(j)).sqrt();
-                }
-                row
-            })
-            .collect();
-        // Mirror in blocks, so that both the rows read and the rows written stay in cache.
-        const BLOCK: usize = 64;
-        for ib in (0..k).step_by(BLOCK) {
-            for jb in (ib..k).step_by(BLOCK) {
-                for i in ib..(ib + BLOCK).min(k) {
-                    for j in jb.max(i + 1)..(jb + BLOCK).min(k) {
-                        between[j][i] = between[i][j];
-                    }
-                }
+    /// The distances ‖x̄_a − x̄_b‖ from slot a's mean to every slot's (0 to itself) into
+    /// `row`: eight at a time ([`sq_dists_from`], the bits of [`sq_dist`]), the rest one by
+    /// one. Both orders of a pair give the same bits (the differences only change sign).
+    fn distances_from(&self, a: usize, row: &mut [f64]) {
+        let from = self.means.row(a);
+        let k = row.len();
+        let mut chunks = row.chunks_exact_mut(8);
+        for (c, out) in chunks.by_ref().enumerate() {
+            let b = 8 * c;
+            let d = sq_dists_from(from, std::array::from_fn(|i| self.means.row(b + i)));
+            for (o, d) in out.iter_mut().zip(d) {
+                *o = d.sqrt();
             }
         }
-        between
+        let rest = k - chunks.into_remainder().len();
+        for (b, o) in row.iter_mut().enumerate().skip(rest) {
+            *o = sq_dist(from, self.means.row(b)).sqrt();
+        }
+        row[a] = 0.0;
     }
 
     /// Slot j was opened (or opened again) in this sweep: its distances to every slot are
@@ -1774,11 +1759,12 @@ mod tests {
         assert!(merges > 1000, "only {merges} merges were compared");
     }
 
-    /// The table, built slot by slot in parallel, lists for each slot its nearest live other slots, nearest first, with the
-    /// distance of each pair computed one pair at a time (bit for bit), as many as it may
-    /// hold, and says whether it left any out (all at least as far as the last listed). Fails
-    /// when the mirror misses a block edge, a quad's distance lands in the wrong column, an
-    /// emptied slot enters the lists, or a list keeps other than the nearest.
+    /// The table, built slot by slot in parallel, lists for each slot its nearest live other
+    /// slots, nearest first, with the distance of each pair computed one pair at a time
+    /// (bit for bit), as many as it may hold, and says whether it left any out (all at least
+    /// as far as the last listed). Fails when a batch of eight's distance lands in the wrong
+    /// column, the last columns past the batches are missed, an emptied slot enters the
+    /// lists, or a list keeps other than the nearest.
     #[test]
     fn table_rows_are_the_distances_of_each_pair() {
         let pool = rayon::ThreadPoolBuilder::new()

@@ -800,11 +800,25 @@ impl Partition {
             // ROWS_AHEAD on (most rows late in a descent are decided by those two alone, in a
             // few nanoseconds: 2 rows ahead was too late for them), and the values of the row
             // VALUES_AHEAD on unless those say it will be passed over unread (its 400 bytes
-            // would be loaded for nothing).
+            // would be loaded for nothing), with the head of its cluster's list in the table
+            // (one refined run on 200 000 × 50 blobs at P = 150, one thread: 7.4–8.3 s of CPU
+            // against 7.8–8.8 s without, the same moves).
             if let Some(&ahead) = order.get(i + VALUES_AHEAD)
                 && !(zones && self.bounds.settled(ahead, self.labels[ahead]))
             {
                 prefetch(x.row(ahead));
+                // And the head of its cluster's list, which a search walks first.
+                if let Some(t) = &table
+                    && let (Some(list), Some(dists)) = (
+                        t.neighbours.get(self.labels[ahead]),
+                        t.neighbour_between.get(self.labels[ahead]),
+                    )
+                {
+                    prefetch(&dists[..dists.len().min(32)]);
+                    for head in list.iter().take(32).step_by(16) {
+                        prefetch_one(head);
+                    }
+                }
             }
             if let Some(&ahead) = order.get(i + ROWS_AHEAD) {
                 prefetch_one(&self.labels[ahead]);

@@ -279,17 +279,17 @@ const SORTED_NEIGHBOURS: usize = 256;
 /// past a list's end (the same moves in all).
 const ZONE_TESTS_PER_ROW: usize = 8;
 
-/// The most cluster slots (live or emptied) for which a sweep keeps a [`MeanTable`]: its
-/// lists hold 12 bytes per listed neighbour, 3 KB a slot, but building one takes the square of
-/// K in time (every distance between two means), and the distances of the clusters opened in
-/// a sweep take the square of K in memory at worst (K each). Past this many slots a sweep scores every live cluster for each row its
-/// bounds do not settle (the moves are the same: the table only prunes candidates that
-/// cannot win). A small penalty can open a cluster for nearly every row: on 40 000 rows of 5
-/// values at P = 10⁻⁶ a table without this bound needed 19 GB, and a default DP-means fit
-/// limited to 12 GB aborted ("memory allocation … failed"); without the table it needs what
-/// `--plain` needs. Lists of the nearest 256 alone do not pay past it: on 20 000 × 50
-/// overlapping blobs (σ = 4, P = 1 000, 13 000 slots) every searched row went past its list,
-/// and a refined run took 84.7 s against 70–72 s without a table.
+/// The most cluster slots (live or emptied) for which a sweep keeps a [`MeanTable`]: its lists
+/// hold 12 bytes per listed neighbour, 3 KB a slot, but building one takes the square of K in
+/// time (every distance between two means), and the distances of the clusters opened in a sweep
+/// take the square of K in memory at worst (K each). Past this many slots a sweep scores every
+/// live cluster for each row its bounds do not settle (the moves are the same: the table only
+/// prunes candidates that cannot win). A small penalty can open a cluster for nearly every row:
+/// on 40 000 rows of 5 values at P = 10⁻⁶ a table without this bound needed 19 GB, and a
+/// default DP-means fit limited to 12 GB aborted ("memory allocation … failed"); without the
+/// table it needs what `--plain` needs. Lists of the nearest 256 alone do not pay past it: on
+/// 20 000 × 50 overlapping blobs (σ = 4, P = 1 000, 13 000 slots) every searched row went past
+/// its list, and a refined run took 84.7 s against 70–72 s without a table.
 pub(crate) const TABLE_MAX_SLOTS: usize = 4096;
 
 /// One row's bounds (see [`RowBounds`]); 64 bytes, one cache line.

@@ -194,7 +194,7 @@ impl DpMeansValidParams {
         // Small data, or no more runs than are refined on large data: every run refined as it
         // ends. Otherwise every run is the paper's algorithm, and the best
         // [`LARGE_DATA_RESTARTS`] of them are refined afterwards, each on the row order its run
-        // used.
+        // used, grouped by cluster ([`refine`]).
         let every = self.refine && (!large || restarts <= LARGE_DATA_RESTARTS);
         let refined_after = if self.refine && !every {
             LARGE_DATA_RESTARTS
@@ -247,8 +247,9 @@ impl DpMeansValidParams {
     }
 
     /// Refines the `count` runs of lowest objective (ties: the lower run index), side by side,
-    /// each on the row order its run used, and keeps the best of all runs (ties: the lowest
-    /// index). A refined run's objective replaces its paper run's in `run_objectives`.
+    /// each on the row order its run used (grouped by cluster, [`refine`]), and keeps the best
+    /// of all runs (ties: the lowest index). A refined run's objective replaces its paper
+    /// run's in `run_objectives`.
     fn refine_the_best(
         &self,
         x: MatrixView<'_>,

@@ -15,7 +15,7 @@ pub(crate) use run::{DescentConfig, descend, descent_to_run};
 /// Refines a finished clustering run: exact single-row moves and merges until neither
 /// lowers the collapsed objective (equal to the DP-means objective once means are cluster
 /// means). The sweeps visit the rows of `order` (the run's own order) cluster by cluster
-/// ([`cluster_by_cluster`]). The refinement's sweeps are added to the run's iterations and
+/// (`cluster_by_cluster`). The refinement's sweeps are added to the run's iterations and
 /// trace; the result is converged when the refinement is and the run did not stop at
 /// `max_sweeps` sweeps.
 pub fn refine(
@@ -52,10 +52,11 @@ pub fn refine(
 /// `labels` (values below `k`), the clusters in label order, each cluster's rows in the order
 /// they have in `order`. A row's search scores the means of the clusters near its own; rows
 /// of one cluster, visited together, find those means still in cache. On 200 000 × 50 blobs
-/// at P = 150 a refinement took 14–17 % less time than in the run's own order, and the refined
-/// objectives over eight data sets moved both ways by less than the spread between restarts
-/// (docs/defaults.md, "DP-means: the order of the refinement's sweeps").
-pub fn cluster_by_cluster(order: &[usize], labels: &[usize], k: usize) -> Vec<usize> {
+/// at P = 150 the twenty refinements of the quality table took 17 % less time than in the
+/// run's own order, and a default fit 16–17 % less; the refined objectives over eight data
+/// sets moved both ways by less than the spread between restarts (docs/defaults.md, "DP-means:
+/// the order of the refinement's sweeps").
+fn cluster_by_cluster(order: &[usize], labels: &[usize], k: usize) -> Vec<usize> {
     // A counting sort: where each cluster's rows start, then each row put in its place.
     let mut start = vec![0usize; k + 1];
     for &n in order {

@@ -421,17 +421,30 @@ fn run_lengths_and_model_sizes_beyond_memory_are_refused() {
     }
 }
 
+#[cfg(unix)]
+/// The machine's total memory in bytes (`MemTotal` in `/proc/meminfo`), or `None`.
+fn total_memory() -> Option<u64> {
+    let text = fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
 /// A `.npy` header whose matrix cannot fit in memory is refused before allocation, even
 /// when the file really holds that many bytes (a sparse file of u1 values, 8 times smaller
 /// than the matrix).
 #[cfg(unix)]
 #[test]
 fn an_npy_larger_than_memory_is_refused_before_reading() {
+    // The matrix is sized from twice the larger of the total and the available memory, not
+    // from the available memory alone: that changes while other tests run, and a matrix just
+    // above it once fitted when the binary looked, which then read it until it was killed.
     let avail = madbayes::io::available_memory();
+    let bound = total_memory().unwrap_or(0).max(avail);
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("x.npy");
-    // Rows of 1000 u1 values, enough that 8 bytes each exceed the memory available.
-    let rows = avail / 8000 + 1000;
+    // Rows of 1000 u1 values: 8 bytes each make twice `bound`.
+    let rows = bound / 4000 + 1000;
     let head = npy("|u1", &format!("({rows}, 1000)"), &[]);
     let file = fs::File::create(&f).unwrap();
     file.set_len(head.len() as u64 + rows * 1000).unwrap();

@@ -23,12 +23,13 @@ pub fn available_memory() -> u64 {
     cgroup_headroom().map_or(system, |room| room.min(system))
 }
 
-/// What the memory limit of this process's control group leaves, in bytes, or `None`
-/// where there is no limit or it cannot be read. Control groups v2 (`memory.max`,
-/// `memory.current`, `inactive_file` of `memory.stat`) and v1 (`memory.limit_in_bytes`,
-/// `memory.usage_in_bytes`, `total_inactive_file`), found through `/proc/self/cgroup`;
-/// where the group's own folder is not mounted (a container's namespace), the mount's
-/// root is the group.
+/// What the memory limits of this process's control group and of the groups above it leave,
+/// in bytes (the least of them), or `None` where there is no limit or none can be read.
+/// Control groups v2 (`memory.max`, `memory.current`, `inactive_file` of `memory.stat`) and
+/// v1 (`memory.limit_in_bytes`, `memory.usage_in_bytes`, `total_inactive_file`), found
+/// through `/proc/self/cgroup`. Folders that are not mounted are passed over: inside a
+/// container's namespace the group's own path is not there, and the mount's root is the
+/// container's group.
 fn cgroup_headroom() -> Option<u64> {
     let groups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
     let read = |path: String| std::fs::read_to_string(path).ok();
@@ -47,16 +48,34 @@ fn cgroup_headroom() -> Option<u64> {
                 "total_inactive_file",
             ),
         };
-        for dir in [format!("{root}{path}"), root.to_string()] {
+        let mut least: Option<u64> = None;
+        for group in path_and_ancestors(path) {
+            let dir = format!("{root}{group}");
             let Some(limit) = read(format!("{dir}/{limit}")) else {
                 continue;
             };
             let usage = read(format!("{dir}/{usage}")).unwrap_or_default();
             let stat = read(format!("{dir}/memory.stat")).unwrap_or_default();
-            return headroom(&limit, &usage, &stat, inactive);
+            if let Some(room) = headroom(&limit, &usage, &stat, inactive) {
+                least = Some(least.map_or(room, |l| l.min(room)));
+            }
+        }
+        if least.is_some() {
+            return least;
         }
     }
     None
+}
+
+/// A group's path and those of the groups above it, up to the root (`""`):
+/// `/a/b` gives `/a/b`, `/a`, `""`.
+fn path_and_ancestors(path: &str) -> Vec<&str> {
+    let mut paths = vec![path.trim_end_matches('/')];
+    while let Some(cut) = paths.last().and_then(|p| p.rfind('/')) {
+        let parent = &path[..cut];
+        paths.push(parent);
+    }
+    paths
 }
 
 /// The memory controller's groups in the text of `/proc/self/cgroup`, as (version, path):
@@ -163,6 +182,13 @@ mod tests {
             vec![(2, "/user.slice/x")]
         );
         assert!(memory_groups("3:cpu:/\nnot a line\n").is_empty());
+    }
+
+    #[test]
+    fn a_group_path_climbs_to_the_root() {
+        assert_eq!(path_and_ancestors("/a/b"), vec!["/a/b", "/a", ""]);
+        assert_eq!(path_and_ancestors("/"), vec![""]);
+        assert_eq!(path_and_ancestors("/job/42/"), vec!["/job/42", "/job", ""]);
     }
 
     #[test]

@@ -329,10 +329,11 @@ def test_fit_releases_the_gil():
         time.sleep(0.001)
     thread.join()
     during = time.perf_counter() - t0
-    # Holding the GIL would stop this loop for the whole fit; released, it ticks about once
-    # per millisecond.
+    # Holding the GIL would stop this loop for the whole fit (a tick or two, before and
+    # after); released, it ticks about once per millisecond on an idle machine, and still
+    # dozens of times on a loaded one whose sleeps overshoot.
     assert during > 0.05, "the fit is too short to tell"
-    assert ticks > 0.25 * during * 1000
+    assert ticks >= 10, f"{ticks} ticks in {during:.3f} s"
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() exists on POSIX only")

@@ -1,6 +1,7 @@
-//! How much a refinement sweep's row searches could gain from scoring a cluster's rows
-//! together (issue 14, target 4): the scoring of one sweep's searches done row by row, as
-//! `Partition::sweep` does it, against the same scoring done cluster by cluster with one GEMM.
+//! Scoring a cluster's rows together (issue 14, target 4), apart from the sweep: the scoring
+//! of one sweep's searches done row by row, as `Partition::sweep` does it, against the same
+//! scoring done cluster by cluster with one GEMM. (Inside the sweep, with the distances
+//! computed ahead this way, a refined run took 25 % longer: docs/speed.md §4 tells why.)
 //!
 //! ```text
 //! dp_blocked_scoring file.f64 N D --penalty P [--cut C] [--reps R] [--labels cache.bin]
@@ -11,7 +12,7 @@
 //! means lie within `C` of its mean (20 by default): on 200 000 × 50 blobs at P = 150 they
 //! are a's siblings, 32.1 a row, as many as a refined run's sweeps after its deep round of
 //! splits score (32.1 a searched row), where a cluster's searched rows nearly always score the
-//! same set (docs/speed.md §4, "2026-11-28, 02:36–02:45 UTC").
+//! same set (docs/speed.md §4, "2026-11-28, 02:36–03:09 UTC").
 //!
 //! - **Row by row**: each row's distance to its own mean, then its candidates eight at a time
 //!   by `sq_dists_from`, each kept by the cost m_b/(m_b + 1)·d² against the best so far and

@@ -1,7 +1,7 @@
 //! Scoring a cluster's rows together (issue 14, target 4), apart from the sweep: the scoring
 //! of one sweep's searches done row by row, as `Partition::sweep` does it, against the same
 //! scoring done cluster by cluster with one GEMM. (Inside the sweep, with the distances
-//! computed ahead this way, a refined run took 12–25 % longer: docs/speed.md §4 tells why.)
+//! computed ahead this way, a refined run took 10–27 % longer: docs/speed.md §4 tells why.)
 //!
 //! ```text
 //! dp_blocked_scoring file.f64 N D --penalty P [--cut C] [--reps R] [--labels cache.bin]

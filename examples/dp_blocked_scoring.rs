@@ -4,7 +4,7 @@
 //! computed ahead this way, a refined run took 10–27 % longer: docs/speed.md §4 tells why.)
 //!
 //! ```text
-//! dp_blocked_scoring file.f64 N D --penalty P [--cut C] [--reps R] [--labels cache.bin]
+//! dp_blocked_scoring --x file.f64 --n N --d D --penalty P [--cut C] [--reps R] [--labels cache.bin]
 //! ```
 //! The file holds N × D little-endian f64, row after row (as `bench/compare_dp_pdc.py` writes
 //! them). The clustering is a default DP-means fit at P (one run, seed 0), kept in `--labels`
@@ -24,20 +24,13 @@
 //! default), the GEMM side's time for gathering and multiplying alone, and how many rows end
 //! with a different best cluster or nearest cluster (the expanded form rounds differently).
 
+mod support;
+
 use madbayes::clustering::DpMeans;
 use madbayes::linalg::{gemm_xat, sq_dist, sq_dists_from, sq_norm};
 use madbayes::{Fit, RowMatrix};
 use std::time::Instant;
-
-fn flag<T: std::str::FromStr>(args: &[String], name: &str, default: Option<T>) -> T {
-    match args.iter().position(|a| a == name) {
-        Some(i) => args
-            .get(i + 1)
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| panic!("{name} needs a value")),
-        None => default.unwrap_or_else(|| panic!("{name} is required")),
-    }
-}
+use support::{Args, Res};
 
 /// One row's search: the best cost so far and its cluster, and the three nearest seen.
 struct Search {
@@ -113,28 +106,28 @@ fn labels_of(x: &RowMatrix, penalty: f64, cache: Option<&str>) -> Vec<usize> {
     labels
 }
 
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let (path, n, d) = (
-        &args[1],
-        args[2].parse::<usize>().expect("N"),
-        args[3].parse::<usize>().expect("D"),
-    );
-    let penalty: f64 = flag(&args, "--penalty", None);
-    let cut: f64 = flag(&args, "--cut", Some(20.0));
-    let reps: usize = flag(&args, "--reps", Some(5));
-    let cache: Option<String> = args
-        .iter()
-        .position(|a| a == "--labels")
-        .map(|i| args[i + 1].clone());
-    let bytes = std::fs::read(path).expect("the data file");
-    assert_eq!(bytes.len(), n * d * 8, "{path} holds N × D f64");
+fn main() -> Res<()> {
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    let args = Args::parse(&raw)?;
+    let (path, n, d): (&str, usize, usize) = (args.str("x")?, args.get("n")?, args.get("d")?);
+    let penalty: f64 = args.get("penalty")?;
+    let cut: f64 = args.get_or("cut", 20.0)?;
+    let reps: usize = args.get_or("reps", 5)?;
+    let cache: Option<&str> = if args.has("labels") {
+        Some(args.str("labels")?)
+    } else {
+        None
+    };
+    let bytes = std::fs::read(path)?;
+    if bytes.len() != n * d * 8 {
+        return Err(format!("{path}: {} bytes, expected {n}×{d}×8", bytes.len()).into());
+    }
     let values = bytes
         .chunks_exact(8)
         .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
         .collect();
     let x = RowMatrix::new(n, d, values);
-    let labels = labels_of(&x, penalty, cache.as_deref());
+    let labels = labels_of(&x, penalty, cache);
 
     let k = labels.iter().max().map_or(0, |m| m + 1);
     let mut members: Vec<Vec<usize>> = vec![Vec::new(); k];
@@ -253,4 +246,5 @@ fn main() {
         "ratio {:.2}; rows with another best or nearest cluster: {differ}",
         best_blocks / best_rows
     );
+    Ok(())
 }

@@ -37,20 +37,7 @@ use madbayes::linalg::{nearest_rows, row_sq_norms};
 use madbayes::restarts::run_rng;
 use rand::RngExt;
 use std::time::Instant;
-use support::{Args, Res, cpu_seconds, fmt_times, normal, pool};
-
-/// Reads `n × d` little-endian f64 values written by numpy's `.tofile()`.
-fn read_f64(path: &str, n: usize, d: usize) -> Res<RowMatrix> {
-    let bytes = std::fs::read(path)?;
-    if bytes.len() != n * d * 8 {
-        return Err(format!("{path}: {} bytes, expected {n}×{d}×8", bytes.len()).into());
-    }
-    let data = bytes
-        .chunks_exact(8)
-        .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
-        .collect();
-    Ok(RowMatrix::new(n, d, data))
-}
+use support::{Args, Res, cpu_seconds, fmt_times, normal, pool, read_f64};
 
 /// `n` rows around `k` centers drawn uniformly in [-10, 10]^d, each row's center uniform,
 /// isotropic Gaussian noise of standard deviation `std`. Written straight into the one

@@ -30,7 +30,7 @@ use madbayes::clustering::DpMeans;
 use madbayes::linalg::{gemm_xat, sq_dist, sq_dists_from, sq_norm};
 use madbayes::{Fit, RowMatrix};
 use std::time::Instant;
-use support::{Args, Res};
+use support::{Args, Res, read_f64};
 
 /// One row's search: the best cost so far and its cluster, and the three nearest seen.
 struct Search {
@@ -118,15 +118,7 @@ fn main() -> Res<()> {
     } else {
         None
     };
-    let bytes = std::fs::read(path)?;
-    if bytes.len() != n * d * 8 {
-        return Err(format!("{path}: {} bytes, expected {n}×{d}×8", bytes.len()).into());
-    }
-    let values = bytes
-        .chunks_exact(8)
-        .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
-        .collect();
-    let x = RowMatrix::new(n, d, values);
+    let x = read_f64(path, n, d)?;
     let labels = labels_of(&x, penalty, cache);
 
     let k = labels.iter().max().map_or(0, |m| m + 1);

@@ -50,6 +50,19 @@ impl Args {
     }
 }
 
+/// Reads `n × d` little-endian f64 values written by numpy's `.tofile()`.
+pub fn read_f64(path: &str, n: usize, d: usize) -> Res<madbayes::RowMatrix> {
+    let bytes = std::fs::read(path)?;
+    if bytes.len() != n * d * 8 {
+        return Err(format!("{path}: {} bytes, expected {n}×{d}×8", bytes.len()).into());
+    }
+    let data = bytes
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
+        .collect();
+    Ok(madbayes::RowMatrix::new(n, d, data))
+}
+
 /// One standard normal draw (Box–Muller, cosine branch).
 pub fn normal(rng: &mut ChaCha8Rng) -> f64 {
     let u1: f64 = 1.0 - rng.random::<f64>(); // (0, 1]

@@ -12,7 +12,7 @@
 //! means lie within `C` of its mean (20 by default): on 200 000 × 50 blobs at P = 150 they
 //! are a's siblings, 32.1 a row, as many as a refined run's sweeps after its deep round of
 //! splits score (32.1 a searched row), where a cluster's searched rows nearly always score the
-//! same set (docs/speed.md §4, "2026-11-28, 02:36–03:16 UTC").
+//! same set (docs/speed.md §4, "2026-11-28, 02:36–03:43 UTC").
 //!
 //! - **Row by row**: each row (the one four on asked for ahead, as the sweep does) its
 //!   distance to its own mean, then its candidates eight at a time

@@ -421,8 +421,8 @@ fn run_lengths_and_model_sizes_beyond_memory_are_refused() {
     }
 }
 
-#[cfg(unix)]
 /// The machine's total memory in bytes (`MemTotal` in `/proc/meminfo`), or `None`.
+#[cfg(unix)]
 fn total_memory() -> Option<u64> {
     let text = fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
@@ -437,8 +437,9 @@ fn total_memory() -> Option<u64> {
 #[test]
 fn an_npy_larger_than_memory_is_refused_before_reading() {
     // The matrix is sized from twice the larger of the total and the available memory, not
-    // from the available memory alone: that changes while other tests run, and a matrix just
-    // above it once fitted when the binary looked, which then read it until it was killed.
+    // from the available memory alone, which changes while other tests run: sized 8 MB above
+    // it, the test once failed in CI with the binary killed after a minute, most likely
+    // because the matrix fitted when the binary looked and it read the file.
     let avail = madbayes::io::available_memory();
     let bound = total_memory().unwrap_or(0).max(avail);
     let d = tempfile::tempdir().unwrap();

@@ -2,7 +2,7 @@
 # Feature-family benchmarks of madbayes; results are appended to bench/out/<section>.log.
 #
 #   bash bench/setup.sh                    # once: bench/.venv (numpy, Pillow for the photos)
-#   bash bench/run_features.sh [section]   # section: sweep | restarts | defaults | tabletop | family | all
+#   bash bench/run_features.sh [section]   # section: sweep | restarts | defaults | tabletop | authors | family | all
 #
 # `sweep`: one BP-means sweep against one X Aᵀ GEMM of the same shape (MEIBP synthetic data,
 # N = 100 000, D = 1 000, K = 50), on 1 and 2 threads, two rounds (with BEFORE set, that
@@ -20,6 +20,12 @@
 # per restart and the restarts at 261.2804. Set BEFORE=path/to/an/older
 # bench_features to time it in the same rounds (alternating with this build); `sweep` takes
 # BEFORE too.
+# `authors`: the tabletop target beside its peer, the authors' BP-means in Octave
+# (github.com/tbroderick/bp-means, GPLv3, kept outside this repository: AUTHORS_CODE=path to
+# its code/ folder; Debian's octave-cli and octave-statistics): bench/tabletop_pca.py's
+# matrix (the authors' preprocessing), 1 000 restarts of their code, then madbayes' defaults
+# (1 000 restarts) and `--plain` (3 000) on that matrix and on its own (`--data tabletop`),
+# three rounds, one thread each.
 # `family`: the other feature algorithms' defaults on small data, as docs/speed.md §2 lists
 # them: collapsed BP-means on the tabletop (1 000 restarts, one thread), BP-means on 1 000
 # generated noisy block images (P = 300, 40 restarts, one thread), K-features on the dice
@@ -150,6 +156,25 @@ run_tabletop() {
     stamp "tabletop: end"
 }
 
+run_authors() {
+    stamp "authors: start"
+    : "${AUTHORS_CODE:?set AUTHORS_CODE to the code/ folder of a bp-means checkout}"
+    local npy="$out/tabletop_pca100.npy" csv="$out/tabletop_pca100.csv"
+    "$root/bench/.venv/bin/python" "$root/bench/tabletop_pca.py" \
+        --images "$root/../shared/data/tabletop/images" --out "$npy" --csv "$csv"
+    OMP_NUM_THREADS=1 octave-cli --no-gui -q "$root/bench/bp_means_authors.m" "$AUTHORS_CODE" \
+        "$csv" 20 1000 1
+    local q=(quality --algo bp-means --penalty 20 --threads 1)
+    for round in 1 2 3; do
+        for data in "$npy" tabletop; do
+            "$bin" "${q[@]}" --data "$data" --restarts 1000 --label "defaults round $round"
+            "$bin" "${q[@]}" --data "$data" --restarts 3000 --plain true \
+                --label "plain round $round"
+        done
+    done
+    stamp "authors: end"
+}
+
 run_family() {
     stamp "family: start"
     local q=(quality --restarts)
@@ -177,10 +202,11 @@ case "$section" in
     restarts) run_restarts 2>&1 | tee -a "$out/restarts.log" ;;
     defaults) run_defaults 2>&1 | tee -a "$out/defaults.log" ;;
     tabletop) run_tabletop 2>&1 | tee -a "$out/tabletop.log" ;;
+    authors) run_authors 2>&1 | tee -a "$out/authors.log" ;;
     family) run_family 2>&1 | tee -a "$out/family.log" ;;
     all)
         run_sweep 2>&1 | tee -a "$out/sweep.log"
         run_restarts 2>&1 | tee -a "$out/restarts.log"
         ;;
-    *) echo "unknown section $section (sweep | restarts | defaults | tabletop | family | all)" >&2; exit 2 ;;
+    *) echo "unknown section $section (sweep | restarts | defaults | tabletop | authors | family | all)" >&2; exit 2 ;;
 esac

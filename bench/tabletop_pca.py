@@ -2,7 +2,8 @@
 
 Follows the preprocessing described in ../shared/data/tabletop/README.md: each photo is one
 row of 240·320·3 values divided by 255; the rows are scaled by 1/sqrt(N − 1), centred, and
-projected on their top 100 right singular vectors. Writes a 2-D float64 .npy.
+projected on their top 100 right singular vectors. Writes a 2-D float64 .npy (and with --csv the same values as CSV, all 17 digits, which
+bench/bp_means_authors.m reads).
 
     bench/.venv/bin/python bench/tabletop_pca.py --images ../shared/data/tabletop/images \
         --out bench/out/tabletop_pca100.npy
@@ -25,6 +26,7 @@ def main():
     ap.add_argument("--images", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--dims", type=int, default=100)
+    ap.add_argument("--csv", help="also write the matrix as CSV here (for the Octave peer)")
     args = ap.parse_args()
     files = sorted(Path(args.images).glob("*.jpg"), key=natural_key)
     x = np.stack([np.asarray(Image.open(f).convert("RGB"), dtype=np.float64).ravel() for f in files])
@@ -35,6 +37,8 @@ def main():
     y = x @ vt[: args.dims].T
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     np.save(args.out, y)
+    if args.csv:
+        np.savetxt(args.csv, y, delimiter=",", fmt="%.17g")
     print(f"{len(files)} images → {y.shape}, kept variance {np.sum(s[: args.dims] ** 2) / np.sum(s ** 2):.6f}")
 
 

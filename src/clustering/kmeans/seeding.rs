@@ -34,8 +34,9 @@ const GROUP: usize = 4;
 /// How far ahead, in values, a pass asks for the rows it will read: the row that starts at
 /// least this far ahead (12 rows at D = 50). A pass streams X from memory once per step, and
 /// the hardware's own prefetch alone left the kernel waiting for it. One thread, 200 000 ×
-/// 50, K = 100 (`bench_clustering seed`, 2026-11-28): 1.05 s without, 0.83 / 0.75 / 0.66 /
-/// 0.61–0.63 / 0.63–0.65 s at 2 / 4 / 8 / 12–16 / 24–32 rows ahead.
+/// 50, K = 100 (`bench_clustering seed`, 2026-11-28, three calls each): 1.04–1.12 s without,
+/// 0.83–0.84 / 0.74–0.75 / 0.65–0.66 / 0.61–0.63 / 0.61–0.65 / 0.63–0.65 / 0.63–0.64 s at
+/// 2 / 4 / 8 / 12 / 16 / 24 / 32 rows ahead.
 const PREFETCH_VALUES: usize = 600;
 
 /// The same with AVX-512F: one register of partial sums each, eight of the 32 registers, so

@@ -124,7 +124,15 @@ impl SeedState {
                 }
                 let xb = x.rows_slice(start, start + len);
                 let xn = &x_norms[start..start + len];
-                block_distances(xb, xn, d, &c_rows, &c_norms, closest, dist, sums);
+                let block = Block {
+                    xb,
+                    xn,
+                    d,
+                    cand: &c_rows,
+                    c_norms: &c_norms,
+                    closest,
+                };
+                block_distances(&block, dist, sums);
             });
     }
 
@@ -203,34 +211,35 @@ impl SeedState {
     }
 }
 
-/// For the rows `xb` of one block (norms `xn`) and the candidates `cand`: the values
+/// The inputs of one block's pass: its rows of X (`xb`, row-major, `d` columns) and their
+/// squared norms, the step's candidate rows and their squared norms, and D(x)² under the
+/// centers chosen so far.
+struct Block<'a> {
+    xb: &'a [f64],
+    xn: &'a [f64],
+    d: usize,
+    cand: &'a [&'a [f64]],
+    c_norms: &'a [f64],
+    closest: &'a [f64],
+}
+
 /// min(closest, max(0, ‖x‖² + ‖c‖² − 2 x·c)) into `dist` (one run of rows per candidate) and
 /// their sums per chunk of rows into `sums` (one run of chunks per candidate).
-#[allow(clippy::too_many_arguments)]
-fn block_distances(
-    xb: &[f64],
-    xn: &[f64],
-    d: usize,
-    cand: &[&[f64]],
-    c_norms: &[f64],
-    closest: &[f64],
-    dist: &mut [f64],
-    sums: &mut [f64],
-) {
+fn block_distances(b: &Block, dist: &mut [f64], sums: &mut [f64]) {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU supports AVX-512F (checked just above).
-            unsafe { block_distances_avx512(xb, xn, d, cand, c_norms, closest, dist, sums) };
+            unsafe { block_distances_avx512(b, dist, sums) };
             return;
         }
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU supports AVX2 (checked just above).
-            unsafe { block_distances_avx2(xb, xn, d, cand, c_norms, closest, dist, sums) };
+            unsafe { block_distances_avx2(b, dist, sums) };
             return;
         }
     }
-    block_distances_body::<SCALAR>(xb, xn, d, cand, c_norms, closest, dist, sums);
+    block_distances_body::<SCALAR>(b, dist, sums);
 }
 
 /// Which dot-product kernel [`group_distances`] uses: they give the same bits.
@@ -240,49 +249,27 @@ const AVX512: u8 = 2;
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-#[allow(clippy::too_many_arguments)]
-fn block_distances_avx512(
-    xb: &[f64],
-    xn: &[f64],
-    d: usize,
-    cand: &[&[f64]],
-    c_norms: &[f64],
-    closest: &[f64],
-    dist: &mut [f64],
-    sums: &mut [f64],
-) {
-    block_distances_body::<AVX512>(xb, xn, d, cand, c_norms, closest, dist, sums);
+fn block_distances_avx512(b: &Block, dist: &mut [f64], sums: &mut [f64]) {
+    block_distances_body::<AVX512>(b, dist, sums);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-#[allow(clippy::too_many_arguments)]
-fn block_distances_avx2(
-    xb: &[f64],
-    xn: &[f64],
-    d: usize,
-    cand: &[&[f64]],
-    c_norms: &[f64],
-    closest: &[f64],
-    dist: &mut [f64],
-    sums: &mut [f64],
-) {
-    block_distances_body::<AVX2>(xb, xn, d, cand, c_norms, closest, dist, sums);
+fn block_distances_avx2(b: &Block, dist: &mut [f64], sums: &mut [f64]) {
+    block_distances_body::<AVX2>(b, dist, sums);
 }
 
 /// Chunk by chunk (its rows stay in cache), group by group of candidates.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn block_distances_body<const ISA: u8>(
-    xb: &[f64],
-    xn: &[f64],
-    d: usize,
-    cand: &[&[f64]],
-    c_norms: &[f64],
-    closest: &[f64],
-    dist: &mut [f64],
-    sums: &mut [f64],
-) {
+fn block_distances_body<const ISA: u8>(b: &Block, dist: &mut [f64], sums: &mut [f64]) {
+    let Block {
+        xb,
+        xn,
+        d,
+        cand,
+        c_norms,
+        closest,
+    } = *b;
     let len = xn.len();
     let group = if ISA == AVX512 { GROUP_AVX512 } else { GROUP };
     for (ci, from) in (0..len).step_by(CHUNK_ROWS).enumerate() {
@@ -458,13 +445,17 @@ unsafe fn dots_avx2<const T: usize>(row: &[f64], c: &[&[f64]; T]) -> [f64; T] {
             hi[t] = _mm256_add_pd(hi[t], _mm256_mul_pd(xh, ch));
         }
     }
-    let mut out = [0.0; T];
-    for t in 0..T {
-        let v = _mm256_add_pd(lo[t], hi[t]);
-        let w = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd::<1>(v));
-        out[t] = _mm_cvtsd_f64(w) + _mm_cvtsd_f64(_mm_unpackhi_pd(w, w));
-    }
-    out
+    std::array::from_fn(|t| sum_of_pairs(_mm256_add_pd(lo[t], hi[t])))
+}
+
+/// (v0 + v2) + (v1 + v3): with v = lanes 0–3 plus lanes 4–7, the reduction of [`dots`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn sum_of_pairs(v: std::arch::x86_64::__m256d) -> f64 {
+    use std::arch::x86_64::*;
+    let w = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd::<1>(v));
+    _mm_cvtsd_f64(w) + _mm_cvtsd_f64(_mm_unpackhi_pd(w, w))
 }
 
 /// [`dots`] with AVX-512F: one register of the eight lanes per candidate, reduced as
@@ -500,16 +491,13 @@ unsafe fn dots_avx512<const T: usize>(row: &[f64], c: &[&[f64]; T]) -> [f64; T] 
             acc[t] = _mm512_add_pd(acc[t], _mm512_mul_pd(xv, cv));
         }
     }
-    let mut out = [0.0; T];
-    for t in 0..T {
-        let v = _mm256_add_pd(
+    std::array::from_fn(|t| {
+        let (low, high) = (
             _mm512_castpd512_pd256(acc[t]),
             _mm512_extractf64x4_pd::<1>(acc[t]),
         );
-        let w = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd::<1>(v));
-        out[t] = _mm_cvtsd_f64(w) + _mm_cvtsd_f64(_mm_unpackhi_pd(w, w));
-    }
-    out
+        sum_of_pairs(_mm256_add_pd(low, high))
+    })
 }
 
 #[cfg(test)]

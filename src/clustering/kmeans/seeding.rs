@@ -39,8 +39,9 @@ const GROUP: usize = 4;
 /// 2 / 4 / 8 / 12 / 16 / 24 / 32 rows ahead.
 const PREFETCH_VALUES: usize = 600;
 
-/// The same with AVX-512F: one register of partial sums each, eight of the 32 registers, so
-/// the 6 candidates of K ≤ 1 096 (2 + ⌊ln K⌋) come in one group and each row is read once.
+/// The same with AVX-512F: one register of partial sums each, eight of the 32 registers. A
+/// step's 2 + ⌊ln K⌋ candidates come in one group for K up to 1 096 (six for K = 100), so
+/// each row is read once per step.
 const GROUP_AVX512: usize = 8;
 
 /// Chooses `k` initial means among the rows of `x` (`x_norms[n] = ‖x_n‖²`).

@@ -25,15 +25,14 @@
 //!
 //! [`FeatureParams::grow_seeds`]: crate::features::FeatureParams::grow_seeds
 
-use super::memo::SharedMemo;
+use super::memo::{KeyMap, SharedMemo};
 use super::refine::GROW_STEPS;
 use super::zmat::BinaryMatrix;
 use crate::MatrixView;
 use crate::RowMatrix;
-use crate::linalg::{mean_row, sq_dists_to, sum_rows};
+use crate::linalg::{dots_to_estimate, mean_row, sq_dist, sq_dists_to, sq_norm, sum_rows};
 use crate::restarts::draw_weighted;
 use rand_chacha::ChaCha8Rng;
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// With a penalty and growth: draws whose grown feature does not pay before the seeding
@@ -79,9 +78,60 @@ pub(crate) struct Grown {
     pub rows: Vec<bool>,
     /// Σ over those rows of the drop in ‖r_n‖².
     pub gain: f64,
-    /// ‖r_n − mean‖² for every row, the bits of `sq_norm` of r_n − mean formed entry by
-    /// entry (`sq_dist` has the same operations): the new errors of the rows that take it.
+    /// ‖r_n − mean‖² for the rows that take it, the bits of `sq_norm` of r_n − mean formed
+    /// entry by entry (`sq_dist` has the same operations): their new errors. For the other
+    /// rows, NaN or their distance: not to be read.
     pub dist: Vec<f64>,
+}
+
+/// Relative slack of the screen in [`take_rows`], in units of ε = `f64::EPSILON` per column
+/// (see there).
+const SCREEN_SLACK: f64 = 4.0;
+
+/// Which rows take a feature with mean `c`: row n takes it when `sq_dist(r_n, c) < err_n`,
+/// `err_n` being ‖r_n‖² as the seeding and the refinement form it (within (D + 1)·ε/2 of
+/// the exact value, D = `c.len()`). Sets `rows` and returns whether any row changed.
+///
+/// Mostly decided without the distance: ‖r_n‖² − ‖r_n − c‖² = 2 r_n·c − ‖c‖², and an
+/// estimate of r_n·c by fused multiply-adds ([`dots_to_estimate`], one operation per entry
+/// where the distance takes three) decides every row whose estimated margin is larger than
+/// `slack`·(D + 4)·ε·(err_n + ‖c‖²). That bounds, with room to spare, the rounding of the
+/// estimate, of ‖c‖², of the distance and of err_n together (each within (D + 2)·ε/2 of a
+/// sum of magnitudes at most (√err_n + ‖c‖)² ≤ 2·(err_n + ‖c‖²)), so there the distance
+/// would decide alike. The rows inside it (near-ties, and NaN or infinite estimates) are
+/// decided by the distance itself. So the rows are those of the distances' test, bit for
+/// bit, on every CPU. The tests call this with other slacks to show that the screen is what
+/// keeps them so.
+fn take_rows(
+    resid: MatrixView<'_>,
+    err: &[f64],
+    c: &[f64],
+    rows: &mut [bool],
+    dots: &mut Vec<f64>,
+    slack: f64,
+) -> bool {
+    let (n, d) = (resid.n_rows(), resid.n_cols());
+    dots.resize(n, 0.0);
+    dots_to_estimate(resid.as_slice(), c, dots);
+    let cc = sq_norm(c);
+    let scale = slack * (d as f64 + 4.0) * f64::EPSILON;
+    // Below the normal range, each operation may lose up to the smallest subnormal.
+    let floor = 4.0 * (d as f64 + 4.0) * f64::MIN_POSITIVE;
+    let mut changed = false;
+    for i in 0..n {
+        let margin = 2.0 * dots[i] - cc;
+        let bound = scale * (err[i] + cc) + floor;
+        let take = if margin > bound {
+            true
+        } else if margin < -bound {
+            false
+        } else {
+            sq_dist(resid.row(i), c) < err[i]
+        };
+        changed |= take != rows[i];
+        rows[i] = take;
+    }
+    changed
 }
 
 /// Grows one feature from the residual rows `resid` (errors `err` = ‖r_n‖²), starting from
@@ -118,7 +168,7 @@ fn grow_feature_shared(
     let (n, d) = (resid.n_rows(), resid.n_cols());
     let mut mean = start.to_vec();
     let mut rows = vec![false; n];
-    let mut dist = vec![0.0; n];
+    let mut dots = Vec::new();
     let mut taken = Vec::new();
     let mut step = 0;
     // The keys of the points this growth passed, to remember its end under.
@@ -147,20 +197,36 @@ fn grow_feature_shared(
             }
             passed.push(key);
         }
-        let mut gain = 0.0;
-        let mut changed = false;
-        sq_dists_to(resid.as_slice(), &mean, &mut dist);
-        for i in 0..n {
-            let e = dist[i];
-            let take = e < err[i];
-            if take {
-                gain += err[i] - e;
+        // The last pass allowed measures every row (its distances are needed for the rows
+        // that take the feature anyway); the others screen ([`take_rows`]).
+        let last = step == steps;
+        let mut dist = Vec::new();
+        let changed = if last {
+            dist = vec![0.0; n];
+            sq_dists_to(resid.as_slice(), &mean, &mut dist);
+            let mut changed = false;
+            for (i, row) in rows.iter_mut().enumerate() {
+                let take = dist[i] < err[i];
+                changed |= take != *row;
+                *row = take;
             }
-            changed |= take != rows[i];
-            rows[i] = take;
-        }
+            changed
+        } else {
+            take_rows(resid, err, &mean, &mut rows, &mut dots, SCREEN_SLACK)
+        };
         let count = rows.iter().filter(|&&t| t).count();
-        if step == steps || (step > 0 && !changed) || count == 0 {
+        if last || (step > 0 && !changed) || count == 0 {
+            // The gain and the new errors of the rows that take it, exactly.
+            if !last {
+                dist = vec![f64::NAN; n];
+                for i in (0..n).filter(|&i| rows[i]) {
+                    dist[i] = sq_dist(resid.row(i), &mean);
+                }
+            }
+            let mut gain = 0.0;
+            for i in (0..n).filter(|&i| rows[i]) {
+                gain += err[i] - dist[i];
+            }
             let grown = Grown {
                 mean,
                 rows,
@@ -334,7 +400,7 @@ pub(crate) struct SeedMemo {
 
 #[derive(Debug, Default)]
 struct States {
-    next: HashMap<(u64, Vec<u8>), u64>,
+    next: KeyMap<(u64, Vec<u8>), u64>,
     bytes: usize,
 }
 
@@ -516,6 +582,7 @@ mod tests {
     use super::*;
     use crate::features::objective::residual_ss;
     use crate::restarts::run_rng;
+    use std::collections::HashMap;
 
     fn data() -> RowMatrix {
         RowMatrix::from_rows(&[
@@ -739,13 +806,126 @@ mod tests {
             let err: Vec<f64> = rows.iter().map(|r| sq_norm(r)).collect();
             for steps in [0, 3] {
                 let g = grow_feature(resid.view(), &err, resid.row(2), steps);
-                for (i, r) in rows.iter().enumerate() {
+                for (i, r) in rows.iter().enumerate().filter(|(i, _)| g.rows[*i]) {
                     let after: Vec<f64> = r.iter().zip(&g.mean).map(|(v, m)| v - m).collect();
                     assert_eq!(
                         g.dist[i].to_bits(),
                         sq_norm(&after).to_bits(),
                         "d {d} row {i}"
                     );
+                }
+            }
+        }
+    }
+
+    /// Residual rows of which every third is on the edge of taking a feature with mean `c`:
+    /// moved along c until 2 r·c = ‖c‖², so ‖r − c‖² and ‖r‖² differ by rounding alone. With
+    /// their squared norms as `sq_norm` forms them (the errors the growths are given).
+    fn near_ties(n: usize, d: usize, seed: u64) -> (RowMatrix, Vec<f64>, Vec<f64>) {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let c: Vec<f64> = (0..d).map(|_| rng.random_range(-3.0..3.0)).collect();
+        let cc: f64 = c.iter().map(|v| v * v).sum();
+        let rows: Vec<Vec<f64>> = (0..n)
+            .map(|i| {
+                let r: Vec<f64> = (0..d).map(|_| rng.random_range(-3.0..3.0)).collect();
+                if i % 3 != 0 || cc == 0.0 {
+                    return r;
+                }
+                let rc: f64 = r.iter().zip(&c).map(|(a, b)| a * b).sum();
+                let alpha = (cc / 2.0 - rc) / cc;
+                r.iter().zip(&c).map(|(v, w)| v + alpha * w).collect()
+            })
+            .collect();
+        let err = rows.iter().map(|r| crate::linalg::sq_norm(r)).collect();
+        (RowMatrix::from_rows(&rows), err, c)
+    }
+
+    /// The screened rows are the rows the distances choose, near-ties included; without its
+    /// slack the screen gets some near-ties wrong, so the data tests the slack.
+    #[test]
+    fn screened_rows_are_the_rows_the_distances_choose() {
+        let mut wrong_without_slack = 0;
+        for (n, d, seed) in [(60, 100, 1), (61, 7, 2), (90, 33, 3), (40, 1, 4), (9, 0, 5)] {
+            let (resid, err, c) = near_ties(n, d, seed);
+            let want: Vec<bool> = (0..n).map(|i| sq_dist(resid.row(i), &c) < err[i]).collect();
+            let mut dots = Vec::new();
+            for start in [false, true] {
+                let mut rows = vec![start; n];
+                let changed = take_rows(resid.view(), &err, &c, &mut rows, &mut dots, SCREEN_SLACK);
+                assert_eq!(rows, want, "n {n} d {d}");
+                assert_eq!(changed, want.iter().any(|&t| t != start), "n {n} d {d}");
+            }
+            let mut rows = vec![false; n];
+            take_rows(resid.view(), &err, &c, &mut rows, &mut dots, 0.0);
+            wrong_without_slack += rows.iter().zip(&want).filter(|(a, b)| a != b).count();
+        }
+        assert!(wrong_without_slack > 0, "no near-tie tested the slack");
+    }
+
+    /// The growth as it was before the screen: every row measured at every pass.
+    fn grow_measuring_every_row(
+        resid: MatrixView<'_>,
+        err: &[f64],
+        start: &[f64],
+        steps: usize,
+    ) -> Grown {
+        let (n, d) = (resid.n_rows(), resid.n_cols());
+        let (mut mean, mut rows, mut dist) = (start.to_vec(), vec![false; n], vec![0.0; n]);
+        let mut step = 0;
+        loop {
+            let (mut gain, mut changed) = (0.0, false);
+            sq_dists_to(resid.as_slice(), &mean, &mut dist);
+            for i in 0..n {
+                let take = dist[i] < err[i];
+                if take {
+                    gain += err[i] - dist[i];
+                }
+                changed |= take != rows[i];
+                rows[i] = take;
+            }
+            let taken: Vec<usize> = (0..n).filter(|&i| rows[i]).collect();
+            if step == steps || (step > 0 && !changed) || taken.is_empty() {
+                return Grown {
+                    mean,
+                    rows,
+                    gain,
+                    dist,
+                };
+            }
+            let inv = 1.0 / taken.len() as f64;
+            mean = sum_rows(resid.as_slice(), d, &taken)
+                .into_iter()
+                .map(|v| v * inv)
+                .collect();
+            step += 1;
+        }
+    }
+
+    /// Growths that screen their rows end as growths that measure every row do, bit for bit:
+    /// the same rows, mean, gain and new errors, from every start row, on near-ties and on
+    /// rows of small integers (exact ties).
+    #[test]
+    fn screened_growths_give_the_bits_of_measured_ones() {
+        let ints = RowMatrix::new(
+            30,
+            6,
+            (0..180).map(|i| ((i * 7 % 5) as f64) - 2.0).collect(),
+        );
+        let int_err: Vec<f64> = ints.rows().map(crate::linalg::sq_norm).collect();
+        let (ties, tie_err, _) = near_ties(45, 20, 9);
+        for (resid, err) in [(&ints, &int_err), (&ties, &tie_err)] {
+            for pick in 0..resid.n_rows() {
+                for steps in [0, 1, GROW_STEPS] {
+                    let got = grow_feature(resid.view(), err, resid.row(pick), steps);
+                    let want = grow_measuring_every_row(resid.view(), err, resid.row(pick), steps);
+                    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(got.rows, want.rows, "pick {pick} steps {steps}");
+                    assert_eq!(bits(&got.mean), bits(&want.mean), "pick {pick}");
+                    assert_eq!(got.gain.to_bits(), want.gain.to_bits(), "pick {pick}");
+                    for i in (0..resid.n_rows()).filter(|&i| want.rows[i]) {
+                        assert_eq!(got.dist[i].to_bits(), want.dist[i].to_bits(), "row {i}");
+                    }
                 }
             }
         }

@@ -13,8 +13,8 @@
 
 use super::avx2::{self, load4};
 use std::arch::x86_64::{
-    __m512d, _mm512_add_pd, _mm512_broadcast_f64x4, _mm512_castpd256_pd512, _mm512_insertf64x4,
-    _mm512_mul_pd, _mm512_setzero_pd, _mm512_storeu_pd, _mm512_sub_pd,
+    __m512d, _mm512_add_pd, _mm512_broadcast_f64x4, _mm512_castpd256_pd512, _mm512_fmadd_pd,
+    _mm512_insertf64x4, _mm512_mul_pd, _mm512_setzero_pd, _mm512_storeu_pd, _mm512_sub_pd,
 };
 
 /// The four values of `lo` from index `j` in lanes 0–3 and those of `hi` in lanes 4–7.
@@ -187,6 +187,17 @@ pub(super) fn sq_dists_rows(x: &[f64], y: &[f64], d: usize, out: &mut [f64]) {
 #[target_feature(enable = "avx512f")]
 pub(super) fn dots_to(x: &[f64], c: &[f64], out: &mut [f64]) {
     let step = |acc, v, cj| _mm512_add_pd(acc, _mm512_mul_pd(v, cj));
+    let i = eight_rows_against(x, c, out, step, dot_tail);
+    let d = c.len();
+    avx2::dots_to(&x[i * d..], c, &mut out[i..]);
+}
+
+/// [`super::dots_to_estimate`]: [`super::dots_to`]'s eight rows at a time with a fused
+/// multiply-add for each product and sum (the bits differ from [`super::dot`]'s), then the
+/// AVX2 form of [`super::dots_to`] for the rest.
+#[target_feature(enable = "avx512f")]
+pub(super) fn dots_to_fused(x: &[f64], c: &[f64], out: &mut [f64]) {
+    let step = |acc, v, cj| _mm512_fmadd_pd(v, cj, acc);
     let i = eight_rows_against(x, c, out, step, dot_tail);
     let d = c.len();
     avx2::dots_to(&x[i * d..], c, &mut out[i..]);

@@ -158,6 +158,23 @@ pub fn dots_to(x: &[f64], c: &[f64], out: &mut [f64]) {
     dots_to_body(x, c, out);
 }
 
+/// Estimates of x_i · c for the rows x_i of `x` (row-major, `c.len()` columns) into `out`,
+/// for screens whose decisions are confirmed exactly wherever an estimate could be wrong.
+/// Where the CPU has AVX-512F, eight rows at a time by fused multiply-adds (one operation
+/// per product and sum where [`dots_to`] takes two, and [`sq_dists_to`] three); otherwise
+/// [`dots_to`]. The products are summed in some order, so each estimate is within
+/// (D + 1)·ε/2·Σ_j |x_ij c_j| of the exact value (D = `c.len()`, ε = `f64::EPSILON`, short
+/// of underflow), but its bits are not [`dot`]'s and differ between CPUs: no result may
+/// depend on them beyond what that bound allows.
+pub fn dots_to_estimate(x: &[f64], c: &[f64], out: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU supports AVX-512F (checked just above).
+        return unsafe { avx512::dots_to_fused(x, c, out) };
+    }
+    dots_to(x, c, out);
+}
+
 #[inline(always)]
 fn dots_to_body(x: &[f64], c: &[f64], out: &mut [f64]) {
     let d = c.len();

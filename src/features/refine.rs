@@ -49,6 +49,7 @@ use crate::linalg::{gemm_xat, sq_norm};
 use crate::restarts::draw_weighted;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use std::cell::RefCell;
 
 /// Features grown per round by the grow and deep moves, and features removed per round by
 /// the deep moves (the cheapest to remove).
@@ -555,6 +556,17 @@ fn merge_candidates(z: &BinaryMatrix) -> Vec<(usize, usize)> {
     out
 }
 
+/// The most values of gathered rows a thread keeps for its next [`apply`] (1 MiB).
+const KEPT_GATHERED: usize = 1 << 17;
+
+thread_local! {
+    /// [`apply`]'s copy of the affected rows, kept by the thread between calls: a round
+    /// makes a candidate for every removal and merge, and a fresh copy each time often met
+    /// memory the allocator had returned to the system, so that the kernel zeroed a page
+    /// for it again (2 % of a default fit on the tabletop photos, docs/speed.md §2).
+    static GATHERED: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) };
+}
+
 /// Builds the candidate: optionally OR column `merge.1` into `merge.0`, keep the `keep`
 /// columns, solve A by least squares, let the `affected` rows take their best z, re-solve A.
 /// Returns it with its residual ‖X − ZA‖² from the normal equations (`x_sq` = ‖X‖²).
@@ -587,7 +599,6 @@ fn apply(
         // g = A x_n for the affected rows, by one GEMM on a gathered copy of them, or on X's
         // own rows when they are consecutive (all of them, in a fifth of the calls on the
         // tabletop photos): the same values in the same shape.
-        let d = x.n_cols();
         let mut gb = vec![0.0; affected.len() * kc];
         if affected.windows(2).all(|w| w[1] == w[0] + 1) {
             let s = affected[0];
@@ -598,11 +609,16 @@ fn apply(
                 &ac,
             );
         } else {
-            let mut xb = Vec::with_capacity(affected.len() * d);
+            // Taken out while in use, so a call made inside this one would start its own.
+            let mut xb = GATHERED.with(|g| std::mem::take(&mut *g.borrow_mut()));
+            xb.clear();
             for &n in affected {
                 xb.extend_from_slice(x.row(n));
             }
             gemm_xat(&mut gb, &xb, affected.len(), &ac);
+            if xb.capacity() <= KEPT_GATHERED {
+                GATHERED.with(|g| *g.borrow_mut() = xb);
+            }
         }
         // Each row's best given the remaining means (through the table, four rows at a time).
         let mut cands = vec![0u8; affected.len() * kc];

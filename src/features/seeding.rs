@@ -118,17 +118,24 @@ fn take_rows(
     // Below the normal range, each operation may lose up to the smallest subnormal.
     let floor = 4.0 * (d as f64 + 4.0) * f64::MIN_POSITIVE;
     let mut changed = false;
+    // The rows inside the bound, with their former choice: few, so the loop over all rows
+    // decides by the estimate without a branch, and these are decided again below.
+    let mut unsure = Vec::new();
     for i in 0..n {
         let margin = 2.0 * dots[i] - cc;
         let bound = scale * (err[i] + cc) + floor;
-        let take = if margin > bound {
-            true
-        } else if margin < -bound {
-            false
-        } else {
-            sq_dist(resid.row(i), c) < err[i]
-        };
-        changed |= take != rows[i];
+        // False for a NaN margin.
+        let sure = margin.abs() > bound;
+        if !sure {
+            unsure.push((i, rows[i]));
+        }
+        let take = margin > bound;
+        changed |= sure & (take != rows[i]);
+        rows[i] = take;
+    }
+    for (i, before) in unsure {
+        let take = sq_dist(resid.row(i), c) < err[i];
+        changed |= take != before;
         rows[i] = take;
     }
     changed

@@ -30,7 +30,9 @@ use super::refine::GROW_STEPS;
 use super::zmat::BinaryMatrix;
 use crate::MatrixView;
 use crate::RowMatrix;
-use crate::linalg::{dots_to_estimate, mean_row, sq_dist, sq_dists_to, sq_norm, sum_rows};
+use crate::linalg::{
+    dots_to_estimate, mean_row, sq_dist, sq_dists_at, sq_dists_to, sq_norm, sum_rows,
+};
 use crate::restarts::draw_weighted;
 use rand_chacha::ChaCha8Rng;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -225,9 +227,13 @@ fn grow_feature_shared(
         if last || (step > 0 && !changed) || count == 0 {
             // The gain and the new errors of the rows that take it, exactly.
             if !last {
+                taken.clear();
+                taken.extend((0..n).filter(|&i| rows[i]));
+                let mut near = vec![0.0; taken.len()];
+                sq_dists_at(resid.as_slice(), &taken, &mean, &mut near);
                 dist = vec![f64::NAN; n];
-                for i in (0..n).filter(|&i| rows[i]) {
-                    dist[i] = sq_dist(resid.row(i), &mean);
+                for (&i, e) in taken.iter().zip(near) {
+                    dist[i] = e;
                 }
             }
             let mut gain = 0.0;

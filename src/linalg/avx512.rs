@@ -112,29 +112,62 @@ fn eight_rows_against(
 ) -> usize {
     let (d, n) = (c.len(), out.len());
     assert_eq!(x.len(), n * d);
-    let chunks = d / 4;
     let mut i = 0;
     while i + 8 <= n {
-        let r = rows8(x, d, i);
-        let mut acc = [_mm512_setzero_pd(); 4];
-        for q in 0..chunks {
-            let j = 4 * q;
-            // SAFETY: j + 4 <= 4·chunks <= d, the length of `c` and of every row.
-            let cj = _mm512_broadcast_f64x4(unsafe { load4(c, j) });
-            for (p, s) in acc.iter_mut().enumerate() {
-                // SAFETY: as above.
-                *s = step(*s, unsafe { load_pair(r[2 * p], r[2 * p + 1], j) }, cj);
-            }
-        }
-        for (p, s) in acc.into_iter().enumerate() {
-            for (h, sum) in halves_sums(s).into_iter().enumerate() {
-                let t = 2 * p + h;
-                out[i + t] = tail(sum, r[t], c, 4 * chunks);
-            }
-        }
+        out[i..i + 8].copy_from_slice(&against8(rows8(x, d, i), c, &step, &tail));
         i += 8;
     }
     i
+}
+
+/// [`eight_rows_against`] for eight given rows (each `c.len()` long).
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn against8(
+    r: [&[f64]; 8],
+    c: &[f64],
+    step: &impl Fn(__m512d, __m512d, __m512d) -> __m512d,
+    tail: &impl Fn(f64, &[f64], &[f64], usize) -> f64,
+) -> [f64; 8] {
+    let d = c.len();
+    assert!(r.iter().all(|row| row.len() == d));
+    let chunks = d / 4;
+    let mut acc = [_mm512_setzero_pd(); 4];
+    for q in 0..chunks {
+        let j = 4 * q;
+        // SAFETY: j + 4 <= 4·chunks <= d, the length of `c` and of every row.
+        let cj = _mm512_broadcast_f64x4(unsafe { load4(c, j) });
+        for (p, s) in acc.iter_mut().enumerate() {
+            // SAFETY: as above.
+            *s = step(*s, unsafe { load_pair(r[2 * p], r[2 * p + 1], j) }, cj);
+        }
+    }
+    let mut out = [0.0; 8];
+    for (p, s) in acc.into_iter().enumerate() {
+        for (h, sum) in halves_sums(s).into_iter().enumerate() {
+            let t = 2 * p + h;
+            out[t] = tail(sum, r[t], c, 4 * chunks);
+        }
+    }
+    out
+}
+
+/// [`super::sq_dists_at`]: the first `rows.len() − rows.len() mod 8` of the chosen rows,
+/// eight at a time; returns how many it did.
+#[target_feature(enable = "avx512f")]
+pub(super) fn sq_dists_at(x: &[f64], rows: &[usize], c: &[f64], out: &mut [f64]) -> usize {
+    let d = c.len();
+    let step = |acc, v, cj| {
+        let e = _mm512_sub_pd(v, cj);
+        _mm512_add_pd(acc, _mm512_mul_pd(e, e))
+    };
+    let mut t = 0;
+    while t + 8 <= rows.len() {
+        let r = std::array::from_fn(|u| &x[rows[t + u] * d..(rows[t + u] + 1) * d]);
+        out[t..t + 8].copy_from_slice(&against8(r, c, &step, &sq_tail));
+        t += 8;
+    }
+    t
 }
 
 /// [`super::sq_dists_to`]: eight rows at a time, then the AVX2 form for the rest.

@@ -253,6 +253,30 @@ fn sq_dists_to_body(x: &[f64], c: &[f64], out: &mut [f64]) {
     }
 }
 
+/// ‖x_r − c‖² for the chosen rows r = `rows[t]` of `x` (row-major, `c.len()` columns) into
+/// `out[t]`: the bits of [`sq_dist`], eight rows at a time where the CPU has AVX-512F,
+/// then four at a time ([`sq_dist4`]).
+pub fn sq_dists_at(x: &[f64], rows: &[usize], c: &[f64], out: &mut [f64]) {
+    assert_eq!(rows.len(), out.len());
+    let d = c.len();
+    let row = |r: usize| &x[r * d..(r + 1) * d];
+    #[allow(unused_mut)]
+    let mut t = 0;
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU supports AVX-512F (checked just above).
+        t = unsafe { avx512::sq_dists_at(x, rows, c, out) };
+    }
+    while t + 4 <= rows.len() {
+        let four = std::array::from_fn(|u| row(rows[t + u]));
+        out[t..t + 4].copy_from_slice(&sq_dist4(four, [c; 4]));
+        t += 4;
+    }
+    for u in t..rows.len() {
+        out[u] = sq_dist(row(rows[u]), c);
+    }
+}
+
 /// ‖x_i − y_i‖² for the rows x_i of `x` and y_i of `y` (row-major, `d` columns, as many rows
 /// as `out` has entries) into `out`: row by row the operations and their order of
 /// [`sq_dist`], so the same bits, four rows at a time as in [`sq_dists_to`].
@@ -710,6 +734,32 @@ mod tests {
     /// them their last rows. Row counts cover the eight-row loop, its four-row rest and the
     /// single rows; lengths cover the four-value chunks and their remainders.
     #[cfg(target_arch = "x86_64")]
+    /// Distances to chosen rows, in any order and repeated, have the bits of [`sq_dist`] on
+    /// each row, whatever the count (groups of eight, of four, and the rest).
+    #[test]
+    fn distances_of_chosen_rows_are_the_bits_of_sq_dist() {
+        for d in (0..13).chain([31, 50, 100]) {
+            let n = 30;
+            let x: Vec<f64> = (0..n * d)
+                .map(|i| ((i * 37 % 23) as f64).sqrt() - 2.1)
+                .collect();
+            let c: Vec<f64> = (0..d).map(|j| (j as f64 * 0.3).cos() * 1.7).collect();
+            for count in [0, 1, 3, 4, 7, 8, 9, 12, 17, 29] {
+                let rows: Vec<usize> = (0..count).map(|t| (t * 11 + 3) % n).collect();
+                let mut got = vec![f64::NAN; count];
+                sq_dists_at(&x, &rows, &c, &mut got);
+                for (t, &r) in rows.iter().enumerate() {
+                    let want = sq_dist(&x[r * d..(r + 1) * d], &c);
+                    assert_eq!(
+                        got[t].to_bits(),
+                        want.to_bits(),
+                        "d {d} count {count} t {t}"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn every_compiled_form_gives_the_bits_of_the_portable_bodies() {
         type Kernels = (

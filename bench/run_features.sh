@@ -2,7 +2,7 @@
 # Feature-family benchmarks of madbayes; results are appended to bench/out/<section>.log.
 #
 #   bash bench/setup.sh                    # once: bench/.venv (numpy, Pillow for the photos)
-#   bash bench/run_features.sh [section]   # section: sweep | restarts | defaults | tabletop | authors | family | all
+#   bash bench/run_features.sh [section]   # section: sweep | restarts | defaults | tabletop | alternate | authors | family | all
 #
 # `sweep`: one BP-means sweep against one X Aᵀ GEMM of the same shape (MEIBP synthetic data,
 # N = 100 000, D = 1 000, K = 50), on 1 and 2 threads, two rounds (with BEFORE set, that
@@ -26,6 +26,10 @@
 # matrix (the authors' preprocessing), 1 000 restarts of their code, then madbayes' defaults
 # (1 000 restarts) and `--plain` (3 000) on that matrix and on its own (`--data tabletop`),
 # three rounds, one thread each.
+# `alternate`: the tabletop defaults (1 000 restarts) and `--plain` (3 000) of BEFORE and this
+# build in ROUNDS (default 21) alternating rounds, then the median and the smallest CPU time
+# per restart of each build: differences of a few percent, which the five rounds of
+# `tabletop` do not resolve on a noisy host.
 # `family`: the other feature algorithms' defaults on small data, as docs/speed.md §2 lists
 # them: collapsed BP-means on the tabletop (1 000 restarts, one thread), BP-means on 1 000
 # generated noisy block images (P = 300, 40 restarts, one thread), K-features on the dice
@@ -175,6 +179,30 @@ run_authors() {
     stamp "authors: end"
 }
 
+run_alternate() {
+    stamp "alternate: start"
+    local q=(quality --data tabletop --algo bp-means --penalty 20 --threads 1)
+    local setting
+    for setting in "--restarts 1000" "--restarts 3000 --plain true"; do
+        for round in $(seq "${ROUNDS:-21}"); do
+            for b in ${BEFORE:-} "$bin"; do
+                # shellcheck disable=SC2086 # the setting is several words
+                "$b" "${q[@]}" $setting --label "alternate round $round $b"
+            done
+        done | tee /dev/stderr | python3 -c '
+import json, statistics, sys
+times = {}
+for line in sys.stdin:
+    if line.startswith("{"):
+        run = json.loads(line)
+        times.setdefault(run["label"].split(" ", 3)[3], []).append(run["cpu_ms_per_run"])
+for build, ms in times.items():
+    print(f"{build}: median {statistics.median(ms):.4f} ms, smallest {min(ms):.4f} ms per restart over {len(ms)} rounds")
+' | sed "s|^|$setting: |"
+    done
+    stamp "alternate: end"
+}
+
 run_family() {
     stamp "family: start"
     local q=(quality --restarts)
@@ -202,11 +230,12 @@ case "$section" in
     restarts) run_restarts 2>&1 | tee -a "$out/restarts.log" ;;
     defaults) run_defaults 2>&1 | tee -a "$out/defaults.log" ;;
     tabletop) run_tabletop 2>&1 | tee -a "$out/tabletop.log" ;;
+    alternate) run_alternate 2>&1 | tee -a "$out/alternate.log" ;;
     authors) run_authors 2>&1 | tee -a "$out/authors.log" ;;
     family) run_family 2>&1 | tee -a "$out/family.log" ;;
     all)
         run_sweep 2>&1 | tee -a "$out/sweep.log"
         run_restarts 2>&1 | tee -a "$out/restarts.log"
         ;;
-    *) echo "unknown section $section (sweep | restarts | defaults | tabletop | authors | family | all)" >&2; exit 2 ;;
+    *) echo "unknown section $section (sweep | restarts | defaults | tabletop | alternate | authors | family | all)" >&2; exit 2 ;;
 esac

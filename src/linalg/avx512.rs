@@ -236,31 +236,15 @@ pub(super) fn dots_to_fused(x: &[f64], c: &[f64], out: &mut [f64]) {
     avx2::dots_to(&x[i * d..], c, &mut out[i..]);
 }
 
-/// [`super::sq_dists_from`]: the row in both halves of a register, two means in each.
+/// [`super::sq_dists_from`]: the means as the eight rows of [`against8`], the row as its
+/// mean. ‖m_t − x‖² has the bits of ‖x − m_t‖²: a difference and its negation square alike.
 #[target_feature(enable = "avx512f")]
 pub(super) fn sq_dists_from(x: &[f64], m: [&[f64]; 8]) -> [f64; 8] {
-    let d = x.len();
-    assert!(m.iter().all(|v| v.len() == d));
-    let chunks = d / 4;
-    let mut acc = [_mm512_setzero_pd(); 4];
-    for q in 0..chunks {
-        let j = 4 * q;
-        // SAFETY: j + 4 <= 4·chunks <= d, the length of `x` and of every mean (asserted).
-        let xj = _mm512_broadcast_f64x4(unsafe { load4(x, j) });
-        for (p, s) in acc.iter_mut().enumerate() {
-            // SAFETY: as above.
-            let e = _mm512_sub_pd(xj, unsafe { load_pair(m[2 * p], m[2 * p + 1], j) });
-            *s = _mm512_add_pd(*s, _mm512_mul_pd(e, e));
-        }
-    }
-    let mut out = [0.0; 8];
-    for (p, s) in acc.into_iter().enumerate() {
-        for (h, sum) in halves_sums(s).into_iter().enumerate() {
-            let t = 2 * p + h;
-            out[t] = sq_tail(sum, x, m[t], 4 * chunks);
-        }
-    }
-    out
+    let step = |acc, v, xj| {
+        let e = _mm512_sub_pd(v, xj);
+        _mm512_add_pd(acc, _mm512_mul_pd(e, e))
+    };
+    against8(m, x, &step, &sq_tail)
 }
 
 /// [`super::sum_rows`]: for each run of 64 columns, eight registers of running sums, each

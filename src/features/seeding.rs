@@ -861,6 +861,24 @@ mod tests {
         let mut wrong_without_slack = 0;
         for (n, d, seed) in [(60, 100, 1), (61, 7, 2), (90, 33, 3), (40, 1, 4), (9, 0, 5)] {
             let (resid, err, c) = near_ties(n, d, seed);
+            // Far from 1 too: squares near the top of the range, subnormal, or overflowing.
+            for scale in [1e150, 1e-150, 1e-160, 1e155] {
+                let big =
+                    RowMatrix::new(n, d, resid.as_slice().iter().map(|v| v * scale).collect());
+                let c: Vec<f64> = c.iter().map(|v| v * scale).collect();
+                let err: Vec<f64> = big.rows().map(crate::linalg::sq_norm).collect();
+                let want: Vec<bool> = (0..n).map(|i| sq_dist(big.row(i), &c) < err[i]).collect();
+                let mut rows = vec![false; n];
+                take_rows(
+                    big.view(),
+                    &err,
+                    &c,
+                    &mut rows,
+                    &mut Vec::new(),
+                    SCREEN_SLACK,
+                );
+                assert_eq!(rows, want, "n {n} d {d} scale {scale}");
+            }
             let want: Vec<bool> = (0..n).map(|i| sq_dist(resid.row(i), &c) < err[i]).collect();
             let mut dots = Vec::new();
             for start in [false, true] {

@@ -102,7 +102,9 @@ const SCREEN_SLACK: f64 = 4.0;
 /// sum of magnitudes at most (√err_n + ‖c‖)² ≤ 2·(err_n + ‖c‖²)), so there the distance
 /// would decide alike. The rows inside it (near-ties, and NaN or infinite estimates) are
 /// decided by the distance itself. So the rows are those of the distances' test, bit for
-/// bit, on every CPU. The tests call this with other slacks to show that the screen is what
+/// bit, on every CPU. (The nearest-centre screen of [`crate::linalg::screen`] rests on the
+/// same expansion and a bound of the same form, (4D + 16)·ε/2·(‖x‖² + ‖c‖²); this one
+/// compares with a given error, not between centres, so it cannot call that one.) The tests call this with other slacks to show that the screen is what
 /// keeps them so.
 fn take_rows(
     resid: MatrixView<'_>,

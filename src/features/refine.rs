@@ -35,7 +35,7 @@
 
 use super::bp_means::BpMeansRun;
 use super::collapsed::collapsed_bp_means_run;
-use super::k_features::{k_features_run, k_features_run_unscored};
+use super::k_features::{k_features_run, k_features_run_until};
 use super::kernels::{GraySteps, descend_row, gram, row_cost};
 use super::lstsq::{least_squares, least_squares_and_rss};
 use super::memo::SharedMemo;
@@ -50,6 +50,7 @@ use crate::restarts::draw_weighted;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::cell::RefCell;
+use std::sync::Arc;
 
 /// Features grown per round by the grow and deep moves, and features removed per round by
 /// the deep moves (the cheapest to remove).
@@ -88,13 +89,30 @@ pub(crate) struct Setting<'a> {
 /// reaches a remembered Z skips the least-squares solve, the residual and the round.
 /// States are remembered until they reach [`ROUND_MEMO_BYTES`]; later ones are made every
 /// time (same result, more work).
+///
+/// It also keeps the deep moves' descents ([`descend`]), by the Z their K-features runs
+/// passed.
 #[derive(Debug)]
-pub(crate) struct RoundMemo(SharedMemo<Remembered>);
+pub(crate) struct RoundMemo {
+    rounds: SharedMemo<Remembered>,
+    descents: SharedMemo<Descended>,
+}
 
 impl Default for RoundMemo {
     fn default() -> Self {
-        Self(SharedMemo::new(ROUND_MEMO_BYTES))
+        Self {
+            rounds: SharedMemo::new(ROUND_MEMO_BYTES),
+            descents: SharedMemo::new(DESCENT_MEMO_BYTES),
+        }
     }
+}
+
+/// A deep move's descent from a Z its K-features run passed: the sweeps that run took after
+/// it (at most), and the BP-means run that ended the descent.
+#[derive(Clone, Debug)]
+struct Descended {
+    left: usize,
+    out: Arc<FeatureRun>,
 }
 
 /// A remembered state's A and objective, and its round's outcome.
@@ -107,6 +125,9 @@ struct Remembered {
 
 /// Memory the remembered rounds of one fit may take.
 pub(crate) const ROUND_MEMO_BYTES: usize = 64 << 20;
+/// Memory the remembered descents of one fit may take (each Z a descent passed holds a
+/// share of its run).
+const DESCENT_MEMO_BYTES: usize = 32 << 20;
 
 /// Bytes a run's Z, A and trace take.
 pub(crate) fn run_bytes(run: &FeatureRun) -> usize {
@@ -126,13 +147,19 @@ fn z_key(z: &BinaryMatrix) -> Vec<u8> {
 impl RoundMemo {
     /// The remembered state and round of the sorted Z `key`.
     fn get(&self, key: &[u8]) -> Option<Remembered> {
-        self.0.get(key)
+        self.rounds.get(key)
     }
 
     /// Rounds taken from the memo so far.
     #[cfg(test)]
     fn hits(&self) -> usize {
-        self.0.hits()
+        self.rounds.hits()
+    }
+
+    /// Descents taken from the memo so far.
+    #[cfg(test)]
+    fn descent_hits(&self) -> usize {
+        self.descents.hits()
     }
 
     fn insert(&self, key: Vec<u8>, state: &FeatureRun, outcome: &Option<FeatureRun>) {
@@ -142,7 +169,7 @@ impl RoundMemo {
             objective: state.objective,
             outcome: outcome.clone(),
         };
-        self.0.insert(key, remembered, bytes);
+        self.rounds.insert(key, remembered, bytes);
     }
 }
 
@@ -326,17 +353,7 @@ fn deep_move(
     resid: Option<&(RowMatrix, Vec<f64>)>,
     removal_costs: &[(usize, f64)],
 ) -> Option<FeatureRun> {
-    let descend = |z: BinaryMatrix, a: RowMatrix| {
-        let kf = k_features_run_unscored(
-            s.bp.x,
-            s.x_sq,
-            s.bp.max_iter,
-            s.exact_max_k.min(MOVE_EXACT_MAX_K),
-            z,
-            a,
-        );
-        s.bp.run(kf.z, kf.a)
-    };
+    let descend = |z: BinaryMatrix, a: RowMatrix| descend(s, z, a);
     let current = run.objective;
     if let Some((resid, err)) = resid {
         for _ in 0..GROW_TRIES {
@@ -364,6 +381,55 @@ fn deep_move(
         }
     }
     None
+}
+
+/// A deep move's descent from (Z, A): K-features at its K, then BP-means from where that
+/// ends. The run BP-means makes is a function of the Z K-features passes after any sweep
+/// ([`k_features_run_until`]), so descents are remembered in `s.memo` by every such Z they
+/// passed, with the sweeps they still took from there: a descent that reaches a remembered Z
+/// ends with the remembered run, exactly the one it would make. On the tabletop photos 22 %
+/// of the deep moves' K-features runs end where an earlier one ended (docs/speed.md §2).
+fn descend(s: &Setting, z: BinaryMatrix, a: RowMatrix) -> FeatureRun {
+    let max_iter = s.bp.max_iter;
+    let exact_max_k = s.exact_max_k.min(MOVE_EXACT_MAX_K);
+    let Some(memo) = s.memo else {
+        let kf = k_features_run_until(s.bp.x, s.x_sq, max_iter, exact_max_k, z, a, |_, _| false);
+        return s.bp.run(kf.z, kf.a);
+    };
+    // The Z met after each sweep, with the sweeps made up to it.
+    let mut passed: Vec<(Vec<u8>, usize)> = Vec::new();
+    let mut known: Option<(usize, Descended)> = None;
+    let kf = k_features_run_until(s.bp.x, s.x_sq, max_iter, exact_max_k, z, a, |z, sweeps| {
+        let key = z_key(z);
+        // A remembered descent took `left` more sweeps from this Z. This one takes at most
+        // one more (the sweep that shows nothing changes, when the other's arrival already
+        // ended it), so it ends within the cap alike when that fits.
+        if let Some(d) = memo.descents.get(&key)
+            && sweeps + d.left < max_iter
+        {
+            known = Some((sweeps, d));
+            return true;
+        }
+        passed.push((key, sweeps));
+        false
+    });
+    // The sweep count this descent's K-features run ends by, at most: remembered from here
+    // on, at most one more than the remembered descent took.
+    let (end, out) = match known {
+        Some((sweeps, d)) => (sweeps + d.left + 1, d.out),
+        None if kf.converged => (kf.n_iter, Arc::new(s.bp.run(kf.z, kf.a))),
+        // Stopped by the cap: its end is not where the run from these Z would go.
+        None => return s.bp.run(kf.z, kf.a),
+    };
+    for (key, sweeps) in passed {
+        let bytes = run_bytes(&out) + 16;
+        let d = Descended {
+            left: end - sweeps,
+            out: out.clone(),
+        };
+        memo.descents.insert(key, d, bytes);
+    }
+    Arc::unwrap_or_clone(out)
 }
 
 /// Refines a converged K-features run (see the module documentation).
@@ -737,6 +803,106 @@ mod tests {
             }
         }
         assert!(memo.hits() >= runs.len(), "hits {}", memo.hits());
+    }
+
+    /// A remembered descent is the descent made afresh: from removals and grown features of
+    /// many runs, taken in two orders through one memo, every descent ends bit for bit where
+    /// it ends without the memo, under caps on the sweeps that stop some K-features runs
+    /// short (those must not be taken from descents that went further), and later descents
+    /// do take the memo's.
+    #[test]
+    fn remembered_descents_give_the_descents_made_afresh() {
+        let x = crate::generate::block_images(60, 0.5, 0.5, 3).unwrap().x;
+        let norms = row_sq_norms(x.view());
+        let penalty = 30.0;
+        let caps = [1, 2, 3, 300];
+        let memos: Vec<RoundMemo> = caps.iter().map(|_| RoundMemo::default()).collect();
+        let setting = |memo, max_iter| Setting {
+            bp: BpMeansRun {
+                x: x.view(),
+                x_norms: &norms,
+                penalty,
+                k_max: usize::MAX,
+                max_iter,
+            },
+            exact_max_k: 12,
+            x_sq: crate::features::lstsq::entry_sq_sum(x.view()),
+            seed: 5,
+            memo,
+        };
+        let target = SeedTarget::Penalty {
+            penalty,
+            k_max: usize::MAX,
+        };
+        let mut starts = Vec::new();
+        for r in 0..12 {
+            let mut rng = run_rng(7, r);
+            let (z, a) = seed_features(
+                x.view(),
+                FeatureSeeding::BaseFeature,
+                target,
+                true,
+                &mut rng,
+            );
+            let run = setting(None, 300).bp.run(z, a);
+            let k = run.z.k();
+            for j in 0..k {
+                let mut keep = vec![true; k];
+                keep[j] = false;
+                let mut z = run.z.clone();
+                z.retain_cols(&keep);
+                let mut a = run.a.clone();
+                a.retain_rows(&keep);
+                starts.push((z, a));
+            }
+            let (resid, err) = residuals(x.view(), &run.z, &run.a);
+            for _ in 0..3 {
+                if let Some(g) = grow_from(&resid, &err, &mut rng) {
+                    starts.push(with_feature(&run.z, &run.a, &g));
+                }
+            }
+        }
+        // Each start beside the states its K-features run reaches after one and two sweeps:
+        // the same path one and two sweeps on, so they meet the same Z at different sweep
+        // counts, and under a cap one may end where another does not.
+        let x_sq = setting(None, 300).x_sq;
+        let on = |(z, a): &(BinaryMatrix, RowMatrix), sweeps| {
+            let r =
+                k_features_run_until(x.view(), x_sq, sweeps, 12, z.clone(), a.clone(), |_, _| {
+                    false
+                });
+            (r.z, r.a)
+        };
+        let starts: Vec<(BinaryMatrix, RowMatrix)> = starts
+            .iter()
+            .flat_map(|start| [start.clone(), on(start, 1), on(start, 2)])
+            .collect();
+        for (&max_iter, memo) in caps.iter().zip(&memos) {
+            let fresh: Vec<FeatureRun> = starts
+                .iter()
+                .map(|(z, a)| descend(&setting(None, max_iter), z.clone(), a.clone()))
+                .collect();
+            for pass in 0..2 {
+                for i in 0..starts.len() {
+                    let i = if pass == 0 { i } else { starts.len() - 1 - i };
+                    let (z, a) = starts[i].clone();
+                    let shared = descend(&setting(Some(memo), max_iter), z, a);
+                    assert!(
+                        same_run(&shared, &fresh[i]),
+                        "start {i}, pass {pass}, cap {max_iter}"
+                    );
+                }
+            }
+            // The second pass meets every start's own Z again (from its second sweep on,
+            // within the largest cap).
+            if max_iter == 300 {
+                assert!(
+                    memo.descent_hits() >= starts.len(),
+                    "hits {}",
+                    memo.descent_hits()
+                );
+            }
+        }
     }
 
     /// The state hash sees every part of the state.

@@ -20,4 +20,4 @@
 
 mod run;
 
-pub(crate) use run::{k_features_run, k_features_run_unscored};
+pub(crate) use run::{k_features_run, k_features_run_until};

@@ -34,8 +34,7 @@ pub(crate) fn k_features_run(
 }
 
 /// [`k_features_run`] without its last step: the returned `objective` is NaN, not ‖X − ZA‖²_F
-/// recomputed from Z and A. For a run handed straight to BP-means (the refinement's deep
-/// moves), which scores its own end.
+/// recomputed from Z and A. For a run handed straight to BP-means, which scores its own end.
 pub(crate) fn k_features_run_unscored(
     x: MatrixView<'_>,
     x_sq: f64,
@@ -43,6 +42,24 @@ pub(crate) fn k_features_run_unscored(
     exact_max_k: usize,
     z0: BinaryMatrix,
     a0: RowMatrix,
+) -> FeatureRun {
+    k_features_run_until(x, x_sq, max_iter, exact_max_k, z0, a0, |_, _| false)
+}
+
+/// [`k_features_run_unscored`], calling `stop(z, sweeps)` after each sweep's least-squares
+/// step, and ending there (`converged` false) when it returns true. From that point on the
+/// run is a function of Z alone: A is the least-squares A of Z (whose bits depend on Z
+/// only), and the next sweep both starts from it and may end the run. A caller that knows
+/// where the run goes from a Z it was shown (the refinement's deep moves, `refine.rs`) stops
+/// it there.
+pub(crate) fn k_features_run_until(
+    x: MatrixView<'_>,
+    x_sq: f64,
+    max_iter: usize,
+    exact_max_k: usize,
+    z0: BinaryMatrix,
+    a0: RowMatrix,
+    mut stop: impl FnMut(&BinaryMatrix, usize) -> bool,
 ) -> FeatureRun {
     let mut z = z0;
     let mut a = a0;
@@ -61,6 +78,9 @@ pub(crate) fn k_features_run_unscored(
         a = ls.a;
         gm_a = Some(gm);
         trace.push(rss);
+        if stop(&z, n_iter) {
+            break;
+        }
         if changed == 0 && a_is_ls {
             converged = true;
             break;

@@ -296,37 +296,44 @@ impl Start {
             err,
         }
     }
-
-    /// X less the base feature's mean (when there is one), entry by entry.
-    fn residuals(x: MatrixView<'_>, base: Option<&[f64]>) -> RowMatrix {
-        let Some(m) = base else {
-            return x.to_owned();
-        };
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2 (checked just above).
-            return unsafe { less_mean_avx2(x, m) };
-        }
-        less_mean(x, m)
-    }
 }
 
-/// X less `m` from every row, formed in one pass (x_ij − m_j, the bits of subtracting `m`
-/// from a copy of X).
+/// X less the base feature's mean (when there is one), then less each taken feature's mean on
+/// the rows that take it, in the order taken: formed row by row in one pass, with the bits
+/// of subtracting them one after another from a copy of X (each entry goes through the same
+/// subtractions in the same order), without writing the whole matrix again per feature.
+fn residuals_of(x: MatrixView<'_>, base: Option<&[f64]>, features: &[Arc<Grown>]) -> RowMatrix {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        return unsafe { less_means_avx2(x, base, features) };
+    }
+    less_means(x, base, features)
+}
+
+/// The body of [`residuals_of`].
 #[inline(always)]
-fn less_mean(x: MatrixView<'_>, m: &[f64]) -> RowMatrix {
+fn less_means(x: MatrixView<'_>, base: Option<&[f64]>, features: &[Arc<Grown>]) -> RowMatrix {
     let mut data = Vec::with_capacity(x.n_rows() * x.n_cols());
-    for row in x.rows() {
-        data.extend(row.iter().zip(m).map(|(v, b)| v - b));
+    for (i, row) in x.rows().enumerate() {
+        let at = data.len();
+        match base {
+            Some(m) => data.extend(row.iter().zip(m).map(|(v, b)| v - b)),
+            None => data.extend_from_slice(row),
+        }
+        let r = &mut data[at..];
+        for f in features.iter().filter(|f| f.rows[i]) {
+            r.iter_mut().zip(&f.mean).for_each(|(v, m)| *v -= m);
+        }
     }
     RowMatrix::new(x.n_rows(), x.n_cols(), data)
 }
 
-/// [`less_mean`] compiled with AVX2: four subtractions at a time instead of two.
+/// [`less_means`] compiled with AVX2: four subtractions at a time instead of two.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn less_mean_avx2(x: MatrixView<'_>, m: &[f64]) -> RowMatrix {
-    less_mean(x, m)
+fn less_means_avx2(x: MatrixView<'_>, base: Option<&[f64]>, features: &[Arc<Grown>]) -> RowMatrix {
+    less_means(x, base, features)
 }
 
 /// A seeding's result: the features it took, in order (after the base feature, when it took
@@ -366,9 +373,7 @@ impl Seeded {
     /// the seeding takes them, so the bits of residuals kept up to date as it goes.
     fn residuals(&self, x: MatrixView<'_>) -> RowMatrix {
         let base = self.start.base.as_deref().filter(|_| self.with_base);
-        let mut resid = Start::residuals(x, base);
-        self.features.iter().for_each(|f| take(&mut resid, f));
-        resid
+        residuals_of(x, base, &self.features)
     }
 }
 
@@ -627,7 +632,7 @@ mod tests {
             );
             for form in [FeatureSeeding::BaseFeature, FeatureSeeding::Residual] {
                 let start = Start::new(x.view(), form);
-                let resid = Start::residuals(x.view(), start.base.as_deref());
+                let resid = residuals_of(x.view(), start.base.as_deref(), &[]);
                 let want: Vec<u64> = resid
                     .rows()
                     .map(|r| r.iter().map(|v| v * v).sum::<f64>())
@@ -647,10 +652,12 @@ mod tests {
         }
     }
 
-    /// X less the base mean in one pass (AVX2 where the CPU has it) has the bits of the mean
-    /// subtracted from a copy of X, row by row.
+    /// The residuals formed in one pass (AVX2 where the CPU has it) have the bits of the base
+    /// mean subtracted from a copy of X, then each feature's mean from its rows in turn (as
+    /// the seeding takes them), with and without the base and features, rows taking none,
+    /// one or several features.
     #[test]
-    fn residuals_less_the_base_are_a_copy_less_the_mean() {
+    fn residuals_in_one_pass_are_a_copy_less_the_means_in_turn() {
         for (n, d) in [(0, 3), (1, 1), (7, 5), (30, 37)] {
             let x = RowMatrix::new(
                 n,
@@ -660,21 +667,41 @@ mod tests {
                     .collect(),
             );
             let m: Vec<f64> = (0..d).map(|j| (j as f64 * 0.7).sin()).collect();
-            let got = Start::residuals(x.view(), Some(&m));
-            let mut want = x.clone();
-            for i in 0..n {
-                want.row_mut(i)
-                    .iter_mut()
-                    .zip(&m)
-                    .for_each(|(r, v)| *r -= v);
-            }
+            let features: Vec<Arc<Grown>> = (0..3)
+                .map(|f| {
+                    Arc::new(Grown {
+                        mean: (0..d)
+                            .map(|j| ((j + 3 * f) as f64 * 1.3).cos() / 3.0)
+                            .collect(),
+                        rows: (0..n).map(|i| (i * (f + 2)) % 3 != 1).collect(),
+                        gain: 0.0,
+                        dist: Vec::new(),
+                    })
+                })
+                .collect();
             let bits = |v: &[f64]| v.iter().map(|e| e.to_bits()).collect::<Vec<_>>();
-            assert_eq!(bits(got.as_slice()), bits(want.as_slice()), "n {n} d {d}");
-            assert_eq!(
-                bits(less_mean(x.view(), &m).as_slice()),
-                bits(want.as_slice())
-            );
-            assert_eq!(Start::residuals(x.view(), None).as_slice(), x.as_slice());
+            for base in [None, Some(m.as_slice())] {
+                for taken in 0..=features.len() {
+                    let got = residuals_of(x.view(), base, &features[..taken]);
+                    let mut want = x.clone();
+                    for i in 0..n {
+                        if let Some(m) = base {
+                            want.row_mut(i).iter_mut().zip(m).for_each(|(r, v)| *r -= v);
+                        }
+                    }
+                    features[..taken].iter().for_each(|f| take(&mut want, f));
+                    assert_eq!(
+                        bits(got.as_slice()),
+                        bits(want.as_slice()),
+                        "n {n} d {d} base {} features {taken}",
+                        base.is_some()
+                    );
+                    assert_eq!(
+                        bits(less_means(x.view(), base, &features[..taken]).as_slice()),
+                        bits(want.as_slice())
+                    );
+                }
+            }
         }
     }
 

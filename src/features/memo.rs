@@ -6,6 +6,7 @@
 //! number of threads.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Mutex;
 
@@ -100,11 +101,14 @@ impl<V: Clone> SharedMemo<V> {
     pub fn insert(&self, key: Vec<u8>, value: V, bytes: usize) {
         let bytes = bytes + key.len();
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        if inner.bytes + bytes > self.budget || inner.map.contains_key(&key) {
+        if inner.bytes + bytes > self.budget {
             return;
         }
-        inner.map.insert(key, value);
-        inner.bytes += bytes;
+        // One lookup, not a test then an insert: each hashes the key.
+        if let Entry::Vacant(slot) = inner.map.entry(key) {
+            slot.insert(value);
+            inner.bytes += bytes;
+        }
     }
 
     /// The value for `key`: remembered, or made by `make` and remembered (counted as

@@ -196,10 +196,10 @@ fn grow_feature_shared(
     };
     loop {
         if let (Some((memo, state)), true) = (paths, step > 0) {
-            let mut key = Vec::with_capacity(16 + n);
+            let mut key = Vec::with_capacity(16 + n.div_ceil(8));
             key.extend_from_slice(&state.to_le_bytes());
             key.extend_from_slice(&(step as u64).to_le_bytes());
-            key.extend(rows.iter().map(|&t| u8::from(t)));
+            push_bits(&mut key, &rows);
             if let Some(g) = memo.get(&key) {
                 passed
                     .into_iter()
@@ -257,6 +257,15 @@ fn grow_feature_shared(
         mean = sum.into_iter().map(|s| s * inv).collect();
         step += 1;
     }
+}
+
+/// Appends `rows` to a memo's key, eight to a byte (all keys of one memo hold as many rows,
+/// so distinct rows give distinct bytes): keys an eighth as long to hash and compare.
+fn push_bits(key: &mut Vec<u8>, rows: &[bool]) {
+    key.extend(
+        rows.chunks(8)
+            .map(|c| c.iter().rev().fold(0u8, |b, &t| (b << 1) | u8::from(t))),
+    );
 }
 
 /// Where every seeding on `x` starts: with the paper's form the base feature's mean, and the
@@ -458,8 +467,8 @@ impl SeedMemo {
     /// The number of the state reached from `state` by taking the feature with these rows
     /// and mean (`None` once the budget is spent).
     fn after(&self, state: u64, rows: &[bool], mean: &[f64]) -> Option<u64> {
-        let mut key = Vec::with_capacity(rows.len() + 8 * mean.len());
-        key.extend(rows.iter().map(|&t| u8::from(t)));
+        let mut key = Vec::with_capacity(rows.len().div_ceil(8) + 8 * mean.len());
+        push_bits(&mut key, rows);
         mean.iter()
             .for_each(|v| key.extend_from_slice(&v.to_bits().to_le_bytes()));
         let mut states = self.states.lock().unwrap_or_else(|e| e.into_inner());
@@ -701,6 +710,22 @@ mod tests {
                         bits(want.as_slice())
                     );
                 }
+            }
+        }
+    }
+
+    /// Rows packed into a key take ⌈N/8⌉ bytes, and every pattern of N rows its own bytes
+    /// (all 2^N patterns for N up to 11, across byte boundaries).
+    #[test]
+    fn packed_rows_tell_every_pattern_apart() {
+        for n in 0..=11usize {
+            let mut seen = std::collections::HashSet::new();
+            for bits in 0..1u32 << n {
+                let rows: Vec<bool> = (0..n).map(|i| bits >> i & 1 == 1).collect();
+                let mut key = vec![7u8];
+                push_bits(&mut key, &rows);
+                assert_eq!(key.len(), 1 + n.div_ceil(8));
+                assert!(seen.insert(key), "n {n} pattern {bits:b}");
             }
         }
     }

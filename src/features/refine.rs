@@ -367,20 +367,25 @@ fn deep_move(
             }
         }
     }
-    let k = run.z.k();
     for &(j, _) in removal_costs.iter().take(GROW_TRIES) {
-        let mut keep = vec![true; k];
-        keep[j] = false;
-        let mut z = run.z.clone();
-        z.retain_cols(&keep);
-        let mut a = run.a.clone();
-        a.retain_rows(&keep);
+        let (z, a) = dropped(&run.z, &run.a, j);
         let out = descend(z, a);
         if out.objective < current - tol(current) {
             return Some(out);
         }
     }
     None
+}
+
+/// (Z, A) without feature j, as they are: the start of a deep move's descent.
+fn dropped(z: &BinaryMatrix, a: &RowMatrix, j: usize) -> (BinaryMatrix, RowMatrix) {
+    let mut keep = vec![true; z.k()];
+    keep[j] = false;
+    let mut zc = z.clone();
+    zc.retain_cols(&keep);
+    let mut ac = a.clone();
+    ac.retain_rows(&keep);
+    (zc, ac)
 }
 
 /// A deep move's descent from (Z, A): K-features at its K, then BP-means from where that
@@ -738,45 +743,65 @@ mod tests {
                 .all(|(u, v)| u.to_bits() == v.to_bits())
     }
 
+    /// Noisy block images (60 rows) and their rows' squared norms: the data of the memo tests.
+    fn blocks() -> (RowMatrix, Vec<f64>) {
+        let x = crate::generate::block_images(60, 0.5, 0.5, 3).unwrap().x;
+        let norms = row_sq_norms(x.view());
+        (x, norms)
+    }
+
+    /// The memo tests' setting on `blocks()`: P = 30, no cap on K, seed 5.
+    fn blocks_setting<'a>(
+        x: &'a RowMatrix,
+        norms: &'a [f64],
+        memo: Option<&'a RoundMemo>,
+        max_iter: usize,
+    ) -> Setting<'a> {
+        Setting {
+            bp: BpMeansRun {
+                x: x.view(),
+                x_norms: norms,
+                penalty: 30.0,
+                k_max: usize::MAX,
+                max_iter,
+            },
+            exact_max_k: 12,
+            x_sq: crate::features::lstsq::entry_sq_sum(x.view()),
+            seed: 5,
+            memo,
+        }
+    }
+
+    /// `count` BP-means runs from grown seeds, restart r drawing from stream r of `seed`
+    /// (each run's generator is returned with it, for draws after its seeding).
+    fn seeded_runs(s: &Setting, seed: u64, count: u64) -> Vec<(FeatureRun, ChaCha8Rng)> {
+        let target = SeedTarget::Penalty {
+            penalty: s.bp.penalty,
+            k_max: s.bp.k_max,
+        };
+        (0..count)
+            .map(|r| {
+                let mut rng = run_rng(seed, r);
+                let (z, a) =
+                    seed_features(s.bp.x, FeatureSeeding::BaseFeature, target, true, &mut rng);
+                (s.bp.run(z, a), rng)
+            })
+            .collect()
+    }
+
     /// A remembered round is the round made afresh: every restart refined with one memo
     /// shared by all ends bit for bit where it ends without a memo (Z, A, objective, trace,
     /// iterations), whichever restarts came before it, and later restarts do take rounds
     /// from the memo.
     #[test]
     fn remembered_rounds_give_the_rounds_made_afresh() {
-        let x = crate::generate::block_images(60, 0.5, 0.5, 3).unwrap().x;
-        let norms = row_sq_norms(x.view());
-        let penalty = 30.0;
-        let setting = |memo| Setting {
-            bp: BpMeansRun {
-                x: x.view(),
-                x_norms: &norms,
-                penalty,
-                k_max: usize::MAX,
-                max_iter: 300,
-            },
-            exact_max_k: 12,
-            x_sq: crate::features::lstsq::entry_sq_sum(x.view()),
-            seed: 5,
-            memo,
-        };
+        let (x, norms) = blocks();
+        let setting = |memo| blocks_setting(&x, &norms, memo, 300);
         let memo = RoundMemo::default();
-        let target = SeedTarget::Penalty {
-            penalty,
-            k_max: usize::MAX,
-        };
-        let mut runs = Vec::new();
-        for r in 0..16 {
-            let mut rng = run_rng(5, r);
-            let (z, a) = seed_features(
-                x.view(),
-                FeatureSeeding::BaseFeature,
-                target,
-                true,
-                &mut rng,
-            );
-            runs.push(setting(None).bp.run(z, a));
-        }
+        let runs: Vec<FeatureRun> = seeded_runs(&setting(None), 5, 16)
+            .into_iter()
+            .map(|(run, _)| run)
+            .collect();
         let fresh: Vec<FeatureRun> = runs
             .iter()
             .map(|run| refine_bp_means(&setting(None), run.clone()))
@@ -812,49 +837,13 @@ mod tests {
     /// do take the memo's.
     #[test]
     fn remembered_descents_give_the_descents_made_afresh() {
-        let x = crate::generate::block_images(60, 0.5, 0.5, 3).unwrap().x;
-        let norms = row_sq_norms(x.view());
-        let penalty = 30.0;
+        let (x, norms) = blocks();
         let caps = [1, 2, 3, 300];
         let memos: Vec<RoundMemo> = caps.iter().map(|_| RoundMemo::default()).collect();
-        let setting = |memo, max_iter| Setting {
-            bp: BpMeansRun {
-                x: x.view(),
-                x_norms: &norms,
-                penalty,
-                k_max: usize::MAX,
-                max_iter,
-            },
-            exact_max_k: 12,
-            x_sq: crate::features::lstsq::entry_sq_sum(x.view()),
-            seed: 5,
-            memo,
-        };
-        let target = SeedTarget::Penalty {
-            penalty,
-            k_max: usize::MAX,
-        };
+        let setting = |memo, max_iter| blocks_setting(&x, &norms, memo, max_iter);
         let mut starts = Vec::new();
-        for r in 0..12 {
-            let mut rng = run_rng(7, r);
-            let (z, a) = seed_features(
-                x.view(),
-                FeatureSeeding::BaseFeature,
-                target,
-                true,
-                &mut rng,
-            );
-            let run = setting(None, 300).bp.run(z, a);
-            let k = run.z.k();
-            for j in 0..k {
-                let mut keep = vec![true; k];
-                keep[j] = false;
-                let mut z = run.z.clone();
-                z.retain_cols(&keep);
-                let mut a = run.a.clone();
-                a.retain_rows(&keep);
-                starts.push((z, a));
-            }
+        for (run, mut rng) in seeded_runs(&setting(None, 300), 7, 12) {
+            starts.extend((0..run.z.k()).map(|j| dropped(&run.z, &run.a, j)));
             let (resid, err) = residuals(x.view(), &run.z, &run.a);
             for _ in 0..3 {
                 if let Some(g) = grow_from(&resid, &err, &mut rng) {

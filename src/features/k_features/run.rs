@@ -28,26 +28,15 @@ pub(crate) fn k_features_run(
     z0: BinaryMatrix,
     a0: RowMatrix,
 ) -> FeatureRun {
-    let mut run = k_features_run_unscored(x, x_sq, max_iter, exact_max_k, z0, a0);
+    let mut run = k_features_run_until(x, x_sq, max_iter, exact_max_k, z0, a0, |_, _| false);
     run.objective = residual_ss(x, &run.z, &run.a);
     run
 }
 
-/// [`k_features_run`] without its last step: the returned `objective` is NaN, not ‖X − ZA‖²_F
-/// recomputed from Z and A. For a run handed straight to BP-means, which scores its own end.
-pub(crate) fn k_features_run_unscored(
-    x: MatrixView<'_>,
-    x_sq: f64,
-    max_iter: usize,
-    exact_max_k: usize,
-    z0: BinaryMatrix,
-    a0: RowMatrix,
-) -> FeatureRun {
-    k_features_run_until(x, x_sq, max_iter, exact_max_k, z0, a0, |_, _| false)
-}
-
-/// [`k_features_run_unscored`], calling `stop(z, sweeps)` after each sweep's least-squares
-/// step, and ending there (`converged` false) when it returns true. From that point on the
+/// [`k_features_run`] without its last step (the returned `objective` is NaN, not
+/// ‖X − ZA‖²_F recomputed from Z and A: for a run handed straight to BP-means, which scores
+/// its own end), calling `stop(z, sweeps)` after each sweep's least-squares step, and ending
+/// there (`converged` false) when it returns true. From that point on the
 /// run is a function of Z alone: A is the least-squares A of Z (whose bits depend on Z
 /// only), and the next sweep both starts from it and may end the run. A caller that knows
 /// where the run goes from a Z it was shown (the refinement's deep moves, `refine.rs`) stops

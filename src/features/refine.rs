@@ -128,6 +128,13 @@ pub(crate) const ROUND_MEMO_BYTES: usize = 64 << 20;
 /// Memory the remembered descents of one fit may take (each Z a descent passed holds a
 /// share of its run).
 const DESCENT_MEMO_BYTES: usize = 32 << 20;
+/// The Z a descent remembers its run under: the last it met (runs that meet end alike, so
+/// the last are the likeliest to be met again), so that a long descent holds few keys.
+const DESCENT_KEYS: usize = 8;
+/// Entries of Z (N·K) above which descents are not remembered: keys of half a megabyte and
+/// more would fill the memo's budget within a few descents, and each descent holds its keys
+/// until it ends.
+const DESCENT_KEY_MAX: usize = 1 << 19;
 
 /// Bytes a run's Z, A and trace take.
 pub(crate) fn run_bytes(run: &FeatureRun) -> usize {
@@ -391,18 +398,20 @@ fn dropped(z: &BinaryMatrix, a: &RowMatrix, j: usize) -> (BinaryMatrix, RowMatri
 /// A deep move's descent from (Z, A): K-features at its K, then BP-means from where that
 /// ends. The run BP-means makes is a function of the Z K-features passes after any sweep
 /// ([`k_features_run_until`]), so descents are remembered in `s.memo` by every such Z they
-/// passed, with the sweeps they still took from there: a descent that reaches a remembered Z
-/// ends with the remembered run, exactly the one it would make. On the tabletop photos 22 %
-/// of the deep moves' K-features runs end where an earlier one ended (docs/speed.md §2).
+/// passed (the last [`DESCENT_KEYS`]), with the sweeps they still took from there: a descent
+/// that reaches a remembered Z ends with the remembered run, exactly the one it would make.
+/// On the tabletop photos 22 % of the deep moves' K-features runs end where an earlier one
+/// ended (docs/speed.md §2). Only while Z holds at most [`DESCENT_KEY_MAX`] entries.
 fn descend(s: &Setting, z: BinaryMatrix, a: RowMatrix) -> FeatureRun {
     let max_iter = s.bp.max_iter;
     let exact_max_k = s.exact_max_k.min(MOVE_EXACT_MAX_K);
-    let Some(memo) = s.memo else {
+    let small = z.n() * z.k() <= DESCENT_KEY_MAX;
+    let Some(memo) = s.memo.filter(|_| small) else {
         let kf = k_features_run_until(s.bp.x, s.x_sq, max_iter, exact_max_k, z, a, |_, _| false);
         return s.bp.run(kf.z, kf.a);
     };
-    // The Z met after each sweep, with the sweeps made up to it.
-    let mut passed: Vec<(Vec<u8>, usize)> = Vec::new();
+    // The last Z met after a sweep, with the sweeps made up to each.
+    let mut passed: Vec<(Vec<u8>, usize)> = Vec::with_capacity(DESCENT_KEYS);
     let mut known: Option<(usize, Descended)> = None;
     let kf = k_features_run_until(s.bp.x, s.x_sq, max_iter, exact_max_k, z, a, |z, sweeps| {
         let key = z_key(z);
@@ -414,6 +423,9 @@ fn descend(s: &Setting, z: BinaryMatrix, a: RowMatrix) -> FeatureRun {
         {
             known = Some((sweeps, d));
             return true;
+        }
+        if passed.len() == DESCENT_KEYS {
+            passed.remove(0);
         }
         passed.push((key, sweeps));
         false

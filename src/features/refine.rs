@@ -71,7 +71,7 @@ pub(crate) struct Setting<'a> {
     /// K-features: no norms, no penalty, K as the cap).
     pub bp: BpMeansRun<'a>,
     pub exact_max_k: usize,
-    /// ‖X‖²_F ([`entry_sq_sum`]), for K-features' runs and the removals and merges.
+    /// ‖X‖²_F ([`super::lstsq::entry_sq_sum`]), for K-features' runs and the removals and merges.
     pub x_sq: f64,
     /// The fit's seed, mixed into every round's generator ([`round_rng`]).
     pub seed: u64,

@@ -102,7 +102,7 @@ const SCREEN_SLACK: f64 = 4.0;
 /// sum of magnitudes at most (√err_n + ‖c‖)² ≤ 2·(err_n + ‖c‖²)), so there the distance
 /// would decide alike. The rows inside it (near-ties, and NaN or infinite estimates) are
 /// decided by the distance itself. So the rows are those of the distances' test, bit for
-/// bit, on every CPU. (The nearest-centre screen of [`crate::linalg::screen`] rests on the
+/// bit, on every CPU. (The nearest-centre screen of `linalg/screen.rs` rests on the
 /// same expansion and a bound of the same form, (4D + 16)·ε/2·(‖x‖² + ‖c‖²); this one
 /// compares with a given error, not between centres, so it cannot call that one.) The tests call this with other slacks to show that the screen is what
 /// keeps them so.
@@ -270,7 +270,7 @@ fn push_bits(key: &mut Vec<u8>, rows: &[bool]) {
 
 /// Where every seeding on `x` starts: with the paper's form the base feature's mean, and the
 /// errors ‖r_n‖² of the residuals once it is taken (without it: ‖x_n‖²). The residuals
-/// themselves are formed again by each seeding that needs them ([`Start::residuals`]), so
+/// themselves are formed again by each seeding that needs them ([`residuals_of`]), so
 /// that a fit holds no copy of X beyond its restarts' own.
 #[derive(Debug)]
 struct Start {
@@ -511,9 +511,9 @@ pub(crate) fn seed_features(
     seed_features_shared(x, form, target, grow, rng, None).z_a()
 }
 
-/// [`seed_features`] with the start and the steps met by the other restarts of the fit taken
-/// from `memo` (the same bits as making them again); the residuals are formed only when a
-/// step has to be made. With [`SeedMemo::start_only`] only the start is shared, and the
+/// `seed_features` (the tests' form, unshared) with the start and the steps met by the other
+/// restarts of the fit taken from `memo` (the same bits as making them again); the
+/// residuals are formed only when a step has to be made. With [`SeedMemo::start_only`] only the start is shared, and the
 /// state is `None`.
 pub(crate) fn seed_features_shared(
     x: MatrixView<'_>,

@@ -3,7 +3,7 @@
 //!
 //! * chain c draws only from stream c of the seed, so the chains are reproducible and
 //!   independent whatever the number of threads (chain 0 is the single chain of
-//!   [`IbpValidParams::fit`]);
+//!   [`Fit::fit`](crate::Fit::fit));
 //! * the first half of every chain is burn-in; over the second half, [`diagnostics`] gives the
 //!   rank-normalized split R̂ and the bulk and tail ESS of K, of the log joint and of α, σ_X,
 //!   σ_A ([`ChainDiagnostics`]); [`IbpPosterior::agree`] says whether every R̂ is below
@@ -354,7 +354,7 @@ fn match_columns(reference: &BinaryMatrix, other: &BinaryMatrix) -> Vec<Option<u
         .collect()
 }
 
-/// The permutation σ minimizing Σ_j cost[j][σ(j)] for a square `n × n` cost matrix
+/// The permutation σ minimizing Σ_j `cost[j][σ(j)]` for a square `n × n` cost matrix
 /// (row-major), by the Kuhn–Munkres (Hungarian) method with potentials, O(n³).
 pub(crate) fn min_cost_assignment(cost: &[f64], n: usize) -> Vec<usize> {
     // Rows and columns are numbered from 1; column 0 is a virtual start.

@@ -10,7 +10,7 @@
 //!    Draw a feature k uniformly among those i holds and l among those j holds.
 //! 2. k = l: propose to **split** k into k₁ ∋ i and k₂ ∋ j. k₂ is new; the other holders of k
 //!    (the set S) are allocated to k₁ only, k₂ only or both by one of three proposals
-//!    ([`MIX`]): sequential allocation — one by one, in a uniformly random order, each with
+//!    (`MIX`): sequential allocation — one by one, in a uniformly random order, each with
 //!    probability ∝ its predictive density under a two-feature linear-Gaussian model of the
 //!    residuals fitted to the rows allocated so far (anchors first: i on k₁, j on k₂; last,
 //!    i may also take k₂ and j also k₁, by the same rule) —, random halves, or all on both.

@@ -14,7 +14,7 @@ pub const FALLBACK_BYTES: u64 = 32 << 30;
 
 /// Bytes of memory available for new allocations: `MemAvailable` of `/proc/meminfo`, or
 /// [`FALLBACK_BYTES`] where it cannot be read, and no more than the process's control
-/// group leaves ([`cgroup_headroom`]).
+/// group leaves (`cgroup_headroom`).
 pub fn available_memory() -> u64 {
     let system = std::fs::read_to_string("/proc/meminfo")
         .ok()

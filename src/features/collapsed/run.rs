@@ -1,7 +1,7 @@
 //! One run of collapsed BP-means (MAD-Bayes Alg. 3, objective Eq. 10).
 //!
 //! Each sweep visits n = 1..N and gives row n the value minimising Eq. 10 with the other
-//! rows fixed ([`RowModel`]: exactly over all 2^K values while K ≤ `exact_max_k`, by
+//! rows fixed ([`RowModel`](super::row::RowModel): exactly over all 2^K values while K ≤ `exact_max_k`, by
 //! coordinate descent above); then, if the residual of row n still exceeds P (q > P), a
 //! singleton feature {n} is added (it fits x_n exactly, so the objective drops by q − P; it
 //! is never redundant since q > 0 means x_n is not already fit). ZᵀZ, ZᵀX, (ZᵀZ)⁻¹ and

@@ -360,7 +360,6 @@ fn deep_move(
     resid: Option<&(RowMatrix, Vec<f64>)>,
     removal_costs: &[(usize, f64)],
 ) -> Option<FeatureRun> {
-    let descend = |z: BinaryMatrix, a: RowMatrix| descend(s, z, a);
     let current = run.objective;
     if let Some((resid, err)) = resid {
         for _ in 0..GROW_TRIES {
@@ -368,7 +367,7 @@ fn deep_move(
                 break;
             };
             let (z, a) = with_feature(&run.z, &run.a, &g);
-            let out = descend(z, a);
+            let out = descend(s, z, a);
             if out.objective < current - tol(current) {
                 return Some(out);
             }
@@ -376,7 +375,7 @@ fn deep_move(
     }
     for &(j, _) in removal_costs.iter().take(GROW_TRIES) {
         let (z, a) = dropped(&run.z, &run.a, j);
-        let out = descend(z, a);
+        let out = descend(s, z, a);
         if out.objective < current - tol(current) {
             return Some(out);
         }

@@ -26,8 +26,9 @@
 //!          One fit with the library's defaults except what is given: best objective, K,
 //!          how many restarts end at the best value (within 10⁻⁶ relative) and at or below
 //!          `--target`, time per restart, and the load average. `tabletop` is
-//!          ../shared/data/tabletop/images prepared as the authors do (PCA 100 of the rows
-//!          scaled by 1/√(N − 1), mean kept), `dice` the noise-free dice pictures / 255,
+//!          ../shared/data/tabletop/images prepared by `experiments::tabletop_matrix` (PCA
+//!          100 of the rows scaled by 1/√(N − 1), mean kept; the authors' code removes it),
+//!          `dice` the noise-free dice pictures / 255,
 //!          `blocks` `madbayes gen blocks` data (with the true Z's objective, at the true A
 //!          and at the least-squares A). `--plain true` starts from the paper's settings
 //!          (`FeatureParams::plain`) before the other options; `--hist` prints the distinct

@@ -1,8 +1,9 @@
 //! The library's defaults (no tuning: default restarts, seeding and refinement) reach the
 //! reference values of issue 10 (measurements and commands: `docs/defaults.md`):
 //!
-//! * BP-means on the tabletop photos prepared as the authors do, P = 20: the best value the
-//!   issue knew (261.24 in its preparation, 261.2804 in this one);
+//! * BP-means on the tabletop photos as `experiments::tabletop_matrix` prepares them, P = 20:
+//!   the best value the issue knew (261.24 on the authors' matrix, which has the mean
+//!   removed; 261.2804 on this one, which keeps it);
 //! * K-features on the noise-free dice pictures: the published 768.5, 518.1, 252.0 and 0 at
 //!   K = 1..4;
 //! * BP-means on generated noisy block images (N = 100, 500, 1000; σ_X = 0.3, 0.5;

@@ -3,10 +3,10 @@
 //! BP-means, collapsed BP-means and stepwise K-features with the paper's numbers of
 //! restarts, and of one run of the collapsed Gibbs sampler, set beside the paper's values.
 //!
-//! Preparation as in the authors' code (see the tabletop data's README): each photo is one
-//! row of pixels/255, scaled by 1/√(N − 1), projected on its top 100 principal components
-//! without removing the mean (so a base feature held by every photo carries the mean
-//! image). The penalty is in the units of that scaling; the default P = 12 lies inside the
+//! Preparation ([`madbayes::experiments::paper_matrix`]): each photo is one row of
+//! pixels/255, scaled by 1/√(N − 1), projected on its top 100 principal components without
+//! removing the mean (so a base feature held by every photo carries the mean image). The
+//! authors' code scales the same way but projects the centred rows. The penalty is in the units of that scaling; the default P = 12 lies inside the
 //! range (about 6 to 44) where stepwise K-features settles on a base feature plus one
 //! feature per object: the fifth feature lowers the residual by about 44, the sixth by 6.
 
@@ -86,7 +86,7 @@ pub fn run(e: Experiment) -> Result<(), CliError> {
     }
 }
 
-/// The photos as the authors' code prepares them (see the module documentation).
+/// The photos as the experiment prepares them (see the module documentation).
 fn tabletop_matrix(images: &std::path::Path, dims: usize) -> Result<RowMatrix, CliError> {
     let set = read_image_folder(images, false)?;
     if set.x.n_rows() < 2 {

@@ -12,9 +12,10 @@
 //! beside it when there is one (class names for Fashion-MNIST, when the path says
 //! `fashion`). `--limit N` keeps the first N rows.
 //!
-//! **Preparation** as in the authors' code ([`madbayes::experiments::paper_matrix`]): rows
-//! divided by √(N − 1) and projected on the top `--dims` principal components (default 100,
-//! or min(N, D) when that is smaller) without removing the mean.
+//! **Preparation** as for the tabletop photos ([`madbayes::experiments::paper_matrix`]):
+//! rows divided by √(N − 1) and projected on the top `--dims` principal components (default
+//! 100, or min(N, D) when that is smaller) without removing the mean (the authors' code
+//! projects the centred rows).
 //!
 //! **Penalty.** Stepwise K-features adds the K-th feature while it lowers the residual
 //! R(K) = ‖X − Z A‖²_F by more than P, i.e. while the drop d_K = R(K − 1) − R(K) exceeds P.

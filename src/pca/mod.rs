@@ -280,10 +280,11 @@ impl Pca {
         y
     }
 
-    /// Y = X Vᵀ, the rows projected on the components *without* removing the mean (the
-    /// MAD-Bayes authors' preparation of the tabletop photos): every row keeps the
-    /// projection of the mean, m Vᵀ, which a feature model then learns as a base feature
-    /// held by all rows. `transform(x)` plus m Vᵀ on every row.
+    /// Y = X Vᵀ, the rows projected on the components *without* removing the mean (how
+    /// [`paper_matrix`](crate::experiments::paper_matrix) prepares the MAD-Bayes photos; the
+    /// authors' code projects the centred rows): every row keeps the projection of the mean,
+    /// m Vᵀ, which a feature model then learns as a base feature held by all rows.
+    /// `transform(x)` plus m Vᵀ on every row.
     ///
     /// # Panics
     /// When `x` does not have D columns.

@@ -6,9 +6,10 @@
 //! Preparation ([`madbayes::experiments::paper_matrix`]): each photo is one row of
 //! pixels/255, scaled by 1/√(N − 1), projected on its top 100 principal components without
 //! removing the mean (so a base feature held by every photo carries the mean image). The
-//! authors' code scales the same way but projects the centred rows. The penalty is in the units of that scaling; the default P = 12 lies inside the
-//! range (about 6 to 44) where stepwise K-features settles on a base feature plus one
-//! feature per object: the fifth feature lowers the residual by about 44, the sixth by 6.
+//! authors' code scales the same way but projects the centred rows. The penalty is in the
+//! units of that scaling; the default P = 12 lies inside the range (about 6 to 44) where
+//! stepwise K-features settles on a base feature plus one feature per object: the fifth
+//! feature lowers the residual by about 44, the sixth by 6.
 
 use super::output::{Staging, binary_csv, check_out, matrix_csv};
 use super::{CliError, check_threads, with_threads};

@@ -159,81 +159,6 @@ thread_local! {
     static PRODUCTS: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) };
 }
 
-/// `prod` (rows `s..e`, row-major × D) = Z A for those rows: each row the sum of the rows of
-/// A its row of Z holds, in feature order (the first copied, the others added; zeros for a
-/// row that holds none). These are the values of the dense product Z_b A as a chain over
-/// the features from zero — adding 0 · a_k changes nothing but the sign of a zero, which no
-/// residual x − (Z A)_n keeps once squared — without a GEMM's packing, and with only the
-/// additions of the ones.
-pub(crate) fn chosen_sums(z: &BinaryMatrix, s: usize, e: usize, a: &RowMatrix, prod: &mut [f64]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") {
-        // SAFETY: the CPU supports AVX-512F (checked just above).
-        return unsafe { chosen_sums_avx512(z, s, e, a, prod) };
-    }
-    chosen_sums_body(z, s, e, a, prod)
-}
-
-/// [`chosen_sums`] with AVX-512F: eight columns at a time, each held in a register while
-/// the chosen rows are added to it in feature order (the same values entry by entry).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn chosen_sums_avx512(z: &BinaryMatrix, s: usize, e: usize, a: &RowMatrix, prod: &mut [f64]) {
-    use std::arch::x86_64::{_mm512_add_pd, _mm512_loadu_pd, _mm512_storeu_pd};
-    let d = a.n_cols();
-    debug_assert_eq!(prod.len(), (e - s) * d);
-    let mut chosen: Vec<&[f64]> = Vec::with_capacity(z.k());
-    for (n, out) in (s..e).zip(prod.chunks_exact_mut(d.max(1))) {
-        chosen.clear();
-        chosen.extend(
-            z.row(n)
-                .iter()
-                .enumerate()
-                .filter(|(_, v)| **v != 0)
-                .map(|(c, _)| a.row(c)),
-        );
-        let Some((first, rest)) = chosen.split_first() else {
-            out.fill(0.0);
-            continue;
-        };
-        let mut j = 0;
-        while j + 8 <= d {
-            // SAFETY: j + 8 ≤ d, the length of `out` and of every row of A.
-            unsafe {
-                let mut v = _mm512_loadu_pd(first.as_ptr().add(j));
-                for r in rest {
-                    v = _mm512_add_pd(v, _mm512_loadu_pd(r.as_ptr().add(j)));
-                }
-                _mm512_storeu_pd(out.as_mut_ptr().add(j), v);
-            }
-            j += 8;
-        }
-        for j in j..d {
-            out[j] = rest.iter().fold(first[j], |acc, r| acc + r[j]);
-        }
-    }
-}
-
-fn chosen_sums_body(z: &BinaryMatrix, s: usize, e: usize, a: &RowMatrix, prod: &mut [f64]) {
-    let d = a.n_cols();
-    debug_assert_eq!(prod.len(), (e - s) * d);
-    for (n, out) in (s..e).zip(prod.chunks_exact_mut(d.max(1))) {
-        let mut first = true;
-        for (c, _) in z.row(n).iter().enumerate().filter(|(_, v)| **v != 0) {
-            let ar = a.row(c);
-            if first {
-                out.copy_from_slice(ar);
-                first = false;
-            } else {
-                out.iter_mut().zip(ar).for_each(|(o, v)| *o += v);
-            }
-        }
-        if first {
-            out.fill(0.0);
-        }
-    }
-}
-
 /// Σ_{n ∈ s..e} ‖x_n − z_n A‖², the residual formed explicitly (no cancellation-prone
 /// expansion), `GEMM_ROWS` rows at a time.
 pub(crate) fn residual_ss_block(
@@ -257,7 +182,9 @@ pub(crate) fn residual_ss_block(
         if dense(z_block(z, start, end, &mut buf), rows, k) {
             // Values left from an earlier block or call are overwritten by the product.
             prod.resize(rows * d, 0.0);
-            chosen_sums(z, start, end, a, &mut prod);
+            let zb = MatRef::from_row_major_slice(&buf, rows, k);
+            let dst = MatMut::from_row_major_slice_mut(&mut prod, rows, d);
+            matmul(dst, Accum::Replace, zb, a.as_faer(), 1.0, Par::Seq);
             // The residual rows' squared norms ‖x_n − (z A)_n‖², four rows at a time (the
             // bits of `sq_norm` of x_n − (z A)_n formed first), added in row order.
             norms.resize(rows, 0.0);
@@ -302,52 +229,6 @@ mod tests {
             }
         }
         (x, z, a)
-    }
-
-    /// The sums of the chosen rows are the chains Σ_k z_nk a_k of fused multiply-adds in
-    /// feature order from zero (equal values; only zeros' signs may differ), and faer's dense
-    /// product to rounding, on dense and sparse Z, K = 1 … 20; the dispatched form gives the
-    /// portable body's bits.
-    #[test]
-    fn chosen_sums_are_the_product_z_a() {
-        for (n, k, d, every) in [
-            (100, 5, 100, 2),
-            (37, 12, 513, 3),
-            (200, 1, 100, 2),
-            (64, 20, 7, 5),
-        ] {
-            let (_, z, a) = problem(n, k, d, every);
-            let a = RowMatrix::new(
-                k,
-                d,
-                a.as_slice()
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| v * 1.37 + (i as f64).sin())
-                    .collect(),
-            );
-            let mut got = vec![f64::NAN; n * d];
-            chosen_sums(&z, 0, n, &a, &mut got);
-            let mut portable = vec![f64::NAN; n * d];
-            chosen_sums_body(&z, 0, n, &a, &mut portable);
-            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-            assert_eq!(bits(&got), bits(&portable), "n {n} k {k} d {d}");
-            let mut buf = Vec::new();
-            z_block(&z, 0, n, &mut buf);
-            let mut faer = vec![0.0; n * d];
-            let dst = MatMut::from_row_major_slice_mut(&mut faer, n, d);
-            let zb = MatRef::from_row_major_slice(&buf, n, k);
-            matmul(dst, Accum::Replace, zb, a.as_faer(), 1.0, Par::Seq);
-            for i in 0..n {
-                for j in 0..d {
-                    let chain =
-                        (0..k).fold(0.0f64, |acc, c| buf[i * k + c].mul_add(a.row(c)[j], acc));
-                    let (g, f) = (got[i * d + j], faer[i * d + j]);
-                    assert_eq!(g, chain, "n {n} k {k} d {d}: row {i} column {j}");
-                    assert!((g - f).abs() <= 1e-12 * (1.0 + f.abs()), "{g} {f}");
-                }
-            }
-        }
     }
 
     /// The forms compiled with AVX2 (where the CPU has it) give the bits of the portable ones,

@@ -12,7 +12,7 @@ use super::seeding::{FeatureSeeding, SeedMemo, SeedTarget, seed_features_shared}
 use super::stepwise::stepwise;
 use crate::MatrixView;
 use crate::error::{FitError, ParamError, check_data, check_penalty};
-use crate::linalg::{RowPanels, panels_for, row_sq_norms};
+use crate::linalg::row_sq_norms;
 use crate::model::Fit;
 use crate::restarts::{Observer, best_of_runs};
 use rand_chacha::ChaCha8Rng;
@@ -286,7 +286,6 @@ impl FeatureValidParams {
                 let k_max = self.k.unwrap_or(usize::MAX);
                 let norms = row_sq_norms(x);
                 let x_sq = entry_sq_sum(x);
-                let panels = panels_for(x);
                 let memo = RoundMemo::default();
                 // Restarts whose seedings end in the same state hold the same (Z, A), so the
                 // same run: it is made once (`SeedMemo`). Only with grown seeds: the paper's
@@ -302,7 +301,6 @@ impl FeatureValidParams {
                     let bp = BpMeansRun {
                         x,
                         x_norms: &norms,
-                        panels: panels.as_ref(),
                         penalty,
                         k_max,
                         max_iter: self.max_iter,
@@ -360,9 +358,8 @@ impl FeatureValidParams {
             FeatureAlgo::KFeatures => {
                 let k = self.k.expect("checked");
                 let (x_sq, seeds) = (entry_sq_sum(x), SeedMemo::start_only());
-                let panels = panels_for(x);
                 let best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
-                    self.k_features_single(x, panels.as_ref(), x_sq, &seeds, k, rng)
+                    self.k_features_single(x, x_sq, &seeds, k, rng)
                 });
                 FeatureModel::from_best(best)
             }
@@ -375,11 +372,10 @@ impl FeatureValidParams {
     }
 
     /// One seeded K-features run (`x_sq`: ‖X‖²_F, [`entry_sq_sum`]; `seeds`: the fit's
-    /// seedings, sharing their start; `panels`: those of `x`, if the fit made them).
+    /// seedings, sharing their start).
     pub(crate) fn k_features_single(
         &self,
         x: MatrixView<'_>,
-        panels: Option<&RowPanels>,
         x_sq: f64,
         seeds: &SeedMemo,
         k: usize,
@@ -387,13 +383,12 @@ impl FeatureValidParams {
     ) -> FeatureRun {
         let target = SeedTarget::Fixed(k);
         let (z, a) = seed_features_shared(x, self.seeding, target, false, rng, Some(seeds)).z_a();
-        let run = k_features_run(x, panels, x_sq, self.max_iter, self.exact_max_k, z, a);
+        let run = k_features_run(x, x_sq, self.max_iter, self.exact_max_k, z, a);
         if self.refines() {
             let setting = Setting {
                 bp: BpMeansRun {
                     x,
                     x_norms: &[],
-                    panels,
                     penalty: 0.0,
                     k_max: k,
                     max_iter: self.max_iter,

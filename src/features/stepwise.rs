@@ -9,7 +9,6 @@ use super::model::{FeatureModel, FeatureRun};
 use super::params::FeatureValidParams;
 use super::seeding::SeedMemo;
 use crate::MatrixView;
-use crate::linalg::panels_for;
 use crate::restarts::{Observer, RunOutcome, best_of_runs};
 
 /// The seed for the restarts at a given K (distinct streams per K, fixed by `seed`).
@@ -30,10 +29,9 @@ pub(crate) fn stepwise(
     let mut tried: Vec<f64> = Vec::new();
     let mut best: Option<(FeatureRun, usize, Vec<f64>)> = None;
     let (x_sq, seeds) = (entry_sq_sum(x), SeedMemo::start_only());
-    let panels = panels_for(x);
     for k in 1..=k_max {
         let runs = best_of_runs(p.restarts, seed_for_k(p.seed, k), observer, |_, rng| {
-            let mut run = p.k_features_single(x, panels.as_ref(), x_sq, &seeds, k, rng);
+            let mut run = p.k_features_single(x, x_sq, &seeds, k, rng);
             run.objective += k as f64 * penalty;
             run.trace.iter_mut().for_each(|t| *t += k as f64 * penalty);
             run

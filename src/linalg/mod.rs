@@ -12,7 +12,6 @@ mod avx2;
 mod avx512;
 mod blocks;
 mod nearest;
-mod panels;
 mod screen;
 #[cfg(target_arch = "x86_64")]
 mod sse2;
@@ -21,10 +20,6 @@ pub use blocks::{
     BLOCK_ROWS, GEMM_ROWS, for_each_block, ordered_block_reduce, ordered_block_stream,
 };
 pub use nearest::{Nearest, nearest_rows, nearest_rows_in_block};
-pub use panels::{
-    PANEL_ROWS, RowPanels, gemm_panels, gemm_panels_portable, gemm_rows_xat, panels_for,
-    panels_take,
-};
 pub use screen::{
     SCREEN_ROWS, ScreenRow, Screened, direct_nearest, screened_nearest, screened_nearest_with,
 };

@@ -25,7 +25,7 @@ use crate::features::lstsq::{NormalSums, normal_equations, solve_with_rss_gram};
 use crate::features::model::FeatureRun;
 use crate::features::objective::{residual_ss, row_residual};
 use crate::features::zmat::BinaryMatrix;
-use crate::linalg::{BLOCK_ROWS, RowPanels, dot, gemm_rows_xat, ordered_block_stream};
+use crate::linalg::{BLOCK_ROWS, dot, gemm_xat, ordered_block_stream};
 use std::collections::HashMap;
 
 /// Relative margin (of ‖x_n‖² + zᵀGz) inside which ‖r‖² is recomputed directly.
@@ -37,8 +37,6 @@ const RECOMPUTE_MARGIN: f64 = 1e-7;
 pub(crate) struct BpMeansRun<'a> {
     pub x: MatrixView<'a>,
     pub x_norms: &'a [f64],
-    /// `x` in panels for its products with A ([`gemm_rows_xat`]), if the fit made them.
-    pub panels: Option<&'a RowPanels>,
     pub penalty: f64,
     pub k_max: usize,
     pub max_iter: usize,
@@ -61,7 +59,6 @@ impl BpMeansRun<'_> {
         let BpMeansRun {
             x,
             x_norms,
-            panels,
             penalty,
             k_max,
             max_iter,
@@ -86,7 +83,7 @@ impl BpMeansRun<'_> {
             let gm_old = gm_a.take().unwrap_or_else(|| gram(&a));
             let kept = normal_kept.take();
             let (changed, opened, sums) =
-                sweep(x, x_norms, panels, penalty, k_max, &mut z, &a, gm_old, kept);
+                sweep(x, x_norms, penalty, k_max, &mut z, &a, gm_old, kept);
             for r in opened.rows() {
                 a.push_row(r);
             }
@@ -156,7 +153,6 @@ impl BpMeansRun<'_> {
 fn sweep(
     x: MatrixView<'_>,
     x_norms: &[f64],
-    panels: Option<&RowPanels>,
     penalty: f64,
     k_max: usize,
     z: &mut BinaryMatrix,
@@ -186,7 +182,7 @@ fn sweep(
         |_, s, e| {
             let b = e - s;
             let mut gb = vec![0.0; b * k_old];
-            gemm_rows_xat(&mut gb, x, panels, s, e, a);
+            gemm_xat(&mut gb, x.rows_slice(s, e), b, a);
             let mut rows = vec![0u8; b * k_old];
             start.pack_rows(s, e, &mut rows);
             // Under the cap no row can open a feature: the new-feature test is skipped.
@@ -218,7 +214,7 @@ fn sweep(
             // features opened inside this block are multiplied row by row.
             let k_pre = opened.n_rows();
             let mut ob = vec![0.0; (e - s) * k_pre];
-            gemm_rows_xat(&mut ob, x, panels, s, e, &opened);
+            gemm_xat(&mut ob, x.rows_slice(s, e), e - s, &opened);
             let mut next = s;
             while next < e {
                 if all.n_rows() == k_old {
@@ -431,17 +427,7 @@ mod tests {
             let kept = NormalSums { ztz, ztx };
             let mut z_fresh = z.clone();
             let run = |z: &mut BinaryMatrix, kept| {
-                sweep(
-                    x.view(),
-                    &norms,
-                    None,
-                    1e300,
-                    usize::MAX,
-                    z,
-                    &a,
-                    gram(&a),
-                    kept,
-                )
+                sweep(x.view(), &norms, 1e300, usize::MAX, z, &a, gram(&a), kept)
             };
             let (changed, opened, by_change) = run(&mut z, Some(kept));
             let (changed_fresh, _, fresh) = run(&mut z_fresh, None);
@@ -486,7 +472,6 @@ mod tests {
                 let (_, opened, _) = sweep(
                     x.view(),
                     &row_sq_norms(x.view()),
-                    None,
                     penalty,
                     usize::MAX,
                     &mut z,

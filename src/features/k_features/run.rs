@@ -14,23 +14,21 @@ use crate::features::lstsq::least_squares_rss_gram;
 use crate::features::model::FeatureRun;
 use crate::features::objective::residual_ss;
 use crate::features::zmat::BinaryMatrix;
-use crate::linalg::{BLOCK_ROWS, RowPanels, gemm_rows_xat, ordered_block_reduce};
+use crate::linalg::{BLOCK_ROWS, gemm_xat, ordered_block_reduce};
 
 /// Runs K-features from the seed (Z, A); `exact_max_k` bounds exact row enumeration, `x_sq`
-/// is ‖X‖²_F ([`entry_sq_sum`]); `panels`, if any, are those of `x` ([`gemm_rows_xat`]).
+/// is ‖X‖²_F ([`entry_sq_sum`]).
 ///
 /// [`entry_sq_sum`]: crate::features::lstsq::entry_sq_sum
 pub(crate) fn k_features_run(
     x: MatrixView<'_>,
-    panels: Option<&RowPanels>,
     x_sq: f64,
     max_iter: usize,
     exact_max_k: usize,
     z0: BinaryMatrix,
     a0: RowMatrix,
 ) -> FeatureRun {
-    let mut run =
-        k_features_run_until(x, panels, x_sq, max_iter, exact_max_k, z0, a0, |_, _| false);
+    let mut run = k_features_run_until(x, x_sq, max_iter, exact_max_k, z0, a0, |_, _| false);
     run.objective = residual_ss(x, &run.z, &run.a);
     run
 }
@@ -43,10 +41,8 @@ pub(crate) fn k_features_run(
 /// only), and the next sweep both starts from it and may end the run. A caller that knows
 /// where the run goes from a Z it was shown (the refinement's deep moves, `refine.rs`) stops
 /// it there.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn k_features_run_until(
     x: MatrixView<'_>,
-    panels: Option<&RowPanels>,
     x_sq: f64,
     max_iter: usize,
     exact_max_k: usize,
@@ -66,7 +62,7 @@ pub(crate) fn k_features_run_until(
     while n_iter < max_iter {
         n_iter += 1;
         let gm = gm_a.take().unwrap_or_else(|| gram(&a));
-        let changed = row_step(x, panels, &mut z, &a, &gm, exact_max_k);
+        let changed = row_step(x, &mut z, &a, &gm, exact_max_k);
         let (ls, rss, gm) = least_squares_rss_gram(x, &z, x_sq);
         a = ls.a;
         gm_a = Some(gm);
@@ -93,7 +89,6 @@ pub(crate) fn k_features_run_until(
 /// Sets every row of `z` to its best response to `a`; returns how many rows changed.
 fn row_step(
     x: MatrixView<'_>,
-    panels: Option<&RowPanels>,
     z: &mut BinaryMatrix,
     a: &RowMatrix,
     gm: &[f64],
@@ -114,7 +109,7 @@ fn row_step(
         |_, s, e| {
             let b = e - s;
             let mut g = vec![0.0; b * k];
-            gemm_rows_xat(&mut g, x, panels, s, e, a);
+            gemm_xat(&mut g, x.rows_slice(s, e), b, a);
             // Each row's best response (through the table, four rows at a time).
             let mut cands = vec![0u8; b * k];
             if let Some(t) = &table {

@@ -27,9 +27,11 @@
 # (1 000 restarts) and `--plain` (3 000) on that matrix and on its own (`--data tabletop`),
 # three rounds, one thread each.
 # `alternate`: the tabletop defaults (1 000 restarts) and `--plain` (3 000) of BEFORE and this
-# build in ROUNDS (default 21) alternating rounds, then the median and the smallest CPU time
-# per restart of each build: differences of a few percent, which the five rounds of
-# `tabletop` do not resolve on a noisy host.
+# build in ROUNDS (default 21) rounds, the two back to back in each round and in turn first;
+# then the median and the smallest CPU time per restart of each build, and the median of the
+# rounds' ratios (this build ÷ BEFORE): differences of a few percent, which the five rounds
+# of `tabletop` do not resolve on a noisy host, where the host's speed drifts by more than
+# that between rounds but little within one (docs/speed.md §2, 2026-12-04).
 # `family`: the other feature algorithms' defaults on small data, as docs/speed.md §2 lists
 # them: collapsed BP-means on the tabletop (1 000 restarts, one thread), BP-means on 1 000
 # generated noisy block images (P = 300, 40 restarts, one thread), K-features on the dice
@@ -181,11 +183,16 @@ run_authors() {
 
 run_alternate() {
     stamp "alternate: start"
+    : "${BEFORE:?set BEFORE to an older bench_features}"
     local q=(quality --data tabletop --algo bp-means --penalty 20 --threads 1)
     local setting
     for setting in "--restarts 1000" "--restarts 3000 --plain true"; do
         for round in $(seq "${ROUNDS:-21}"); do
-            for b in ${BEFORE:-} "$bin"; do
+            # The two builds run back to back: this one first in odd rounds, BEFORE first in
+            # even ones, so that neither always follows the other.
+            local order=("$BEFORE" "$bin")
+            if [ $((round % 2)) -eq 1 ]; then order=("$bin" "$BEFORE"); fi
+            for b in "${order[@]}"; do
                 # shellcheck disable=SC2086 # the setting is several words
                 "$b" "${q[@]}" $setting --label "alternate round $round $b"
             done
@@ -195,10 +202,17 @@ times = {}
 for line in sys.stdin:
     if line.startswith("{"):
         run = json.loads(line)
-        times.setdefault(run["label"].split(" ", 3)[3], []).append(run["cpu_ms_per_run"])
+        _, _, rnd, build = run["label"].split(" ", 3)
+        times.setdefault(build, {})[int(rnd)] = run["cpu_ms_per_run"]
 for build, ms in times.items():
-    print(f"{build}: median {statistics.median(ms):.4f} ms, smallest {min(ms):.4f} ms per restart over {len(ms)} rounds")
-' | sed "s|^|$setting: |"
+    v = list(ms.values())
+    print(f"{build}: median {statistics.median(v):.4f} ms, smallest {min(v):.4f} ms per restart over {len(v)} rounds")
+before, after = times.get(sys.argv[1], {}), times.get(sys.argv[2], {})
+ratios = [after[r] / before[r] for r in before if r in after]
+if ratios:
+    faster = sum(1 for x in ratios if x < 1)
+    print(f"this build / BEFORE, round by round: median {statistics.median(ratios):.3f}, faster in {faster} of {len(ratios)} rounds")
+' "$BEFORE" "$bin" | sed "s|^|$setting: |"
     done
     stamp "alternate: end"
 }

@@ -5,9 +5,11 @@
 //! `REFINE_EVERY_RUN_MAX_VALUES` (docs/defaults.md, "DP-means: which runs are refined").
 //!
 //! ```text
-//! dp_refine_runs blobs N D K HALF SD SEED  --penalty P --restarts R [--seed S] [--full-paper-runs]
-//! dp_refine_runs file.f64 N D              --penalty P --restarts R [--seed S] [--full-paper-runs]
+//! dp_refine_runs blobs N D K HALF SD SEED  --penalty P --restarts R [--seed S] [--tries T] [--full-paper-runs]
+//! dp_refine_runs file.f64 N D              --penalty P --restarts R [--seed S] [--tries T] [--full-paper-runs]
 //! ```
+//! `--tries`: the row orders each group of clusters is descended from, 0 for one descent over
+//! all rows (default: a fit's, `refine_tries`).
 //! Each paper run stops where a fit that refines every run stops it
 //! ([`dp_means_refinement_start`]); `--full-paper-runs` runs each to convergence, as a fit
 //! did before 2026-11-27 and still does where it refines only the best runs.
@@ -17,7 +19,9 @@
 
 use madbayes::RowMatrix;
 use madbayes::clustering::collapsed_dp_means::refine;
-use madbayes::clustering::dp_means::{dp_means_refinement_start, dp_means_run, random_order};
+use madbayes::clustering::dp_means::{
+    dp_means_refinement_start, dp_means_run, random_order, refine_tries,
+};
 use madbayes::linalg::mean_row;
 use madbayes::restarts::run_rng;
 use rayon::prelude::*;
@@ -61,6 +65,7 @@ fn main() {
     let seed: u64 = flag(&args, "--seed", Some(0));
     let full = args.iter().any(|a| a == "--full-paper-runs");
     let n = x.n_rows();
+    let tries: usize = flag(&args, "--tries", Some(refine_tries(n, x.n_cols())));
     let mean = mean_row(x.view());
     let runs: Vec<Restart> = (0..restarts)
         .into_par_iter()
@@ -75,7 +80,7 @@ fn main() {
             let plain_s = t.elapsed().as_secs_f64();
             let (plain_obj, plain_k) = (plain.objective, plain.means.n_rows());
             let t = Instant::now();
-            let refined = refine(x.view(), plain, penalty, usize::MAX, &order, 300);
+            let refined = refine(x.view(), plain, penalty, usize::MAX, &order, 300, tries);
             let refined_s = t.elapsed().as_secs_f64();
             let refined_k = refined.means.n_rows();
             (

@@ -1,7 +1,7 @@
 //! The read-back getters of every algorithm's checked parameters return what the builder
 //! was given (the Python package takes its defaults from them).
 
-use crate::clustering::dp_means::{DEFAULT_RESTARTS, LARGE_DATA_RESTARTS};
+use crate::clustering::dp_means::{DEFAULT_RESTARTS, LARGE_DATA_REFINED, LARGE_DATA_RESTARTS};
 use crate::clustering::{CollapsedDpMeans, DpMeans, KMeans, Mahalanobis};
 use crate::features::{BpMeans, FeatureSeeding, KFeatures};
 use crate::ibp::{IbpKind, IbpSampler, Meibp};
@@ -31,11 +31,14 @@ fn clustering_parameters_read_back() {
         );
         assert_eq!(p.restarts_for(100_000, 10), 5);
     }
-    for b in [DpMeans::params(2.5), CollapsedDpMeans::params(2.5)] {
+    for (b, large) in [
+        (DpMeans::params(2.5), LARGE_DATA_RESTARTS),
+        (CollapsedDpMeans::params(2.5), LARGE_DATA_REFINED),
+    ] {
         let p = b.check().unwrap();
         assert_eq!(p.restarts(), None);
         assert_eq!(p.restarts_for(20_000, 10), DEFAULT_RESTARTS);
-        assert_eq!(p.restarts_for(20_001, 10), LARGE_DATA_RESTARTS);
+        assert_eq!(p.restarts_for(20_001, 10), large);
     }
     let m = Mahalanobis::params(2, 3.0)
         .reg(0.5)

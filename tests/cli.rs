@@ -157,9 +157,9 @@ fn dp_means_writes_a_complete_result() {
     assert!(names.iter().any(|n| n == "trace.png"), "{names:?}");
 }
 
-/// Without --restarts, DP-means on data of more than 200 000 values makes
-/// `LARGE_DATA_RESTARTS` runs, and the summary says how many runs it made; a number given is
-/// taken as it is.
+/// Without --restarts, on data of more than 200 000 values DP-means makes
+/// `LARGE_DATA_RESTARTS` runs and collapsed DP-means `LARGE_DATA_REFINED`, and the summary
+/// says how many runs it made; a number given is taken as it is.
 #[test]
 fn dp_means_restarts_follow_the_data_size_unless_given() {
     let d = tmp();
@@ -175,7 +175,7 @@ fn dp_means_restarts_follow_the_data_size_unless_given() {
     fs::write(&input, text).unwrap();
     for (algo, flags, runs) in [
         ("dp-means", vec![], dp_means::LARGE_DATA_RESTARTS),
-        ("collapsed-dp-means", vec![], dp_means::LARGE_DATA_RESTARTS),
+        ("collapsed-dp-means", vec![], dp_means::LARGE_DATA_REFINED),
         ("dp-means", vec!["--restarts", "3"], 3),
     ] {
         let out = d.path().join(format!("{algo}{}", flags.len()));

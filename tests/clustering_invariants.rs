@@ -508,9 +508,12 @@ fn restart_by_hand(
     (penalty, seed, r): (f64, u64, usize),
 ) -> madbayes::clustering::ClusterRun {
     use madbayes::clustering::collapsed_dp_means::{collapsed_dp_means_run, refine};
-    use madbayes::clustering::dp_means::{dp_means_refinement_start, dp_means_run, random_order};
+    use madbayes::clustering::dp_means::{
+        dp_means_refinement_start, dp_means_run, random_order, refine_tries,
+    };
     use madbayes::restarts::run_rng;
     let order = random_order(x.n_rows(), &mut run_rng(seed, r as u64));
+    let tries = refine_tries(x.n_rows(), x.n_cols());
     let (k_max, cap) = (usize::MAX, 300);
     if collapsed && as_it_ends {
         return collapsed_dp_means_run(x.view(), penalty, k_max, cap, &order, true);
@@ -523,10 +526,10 @@ fn restart_by_hand(
     } else {
         dp_means_run(x.view(), &mean, penalty, k_max, cap, &order)
     };
-    refine(x.view(), run, penalty, k_max, &order, cap)
+    refine(x.view(), run, penalty, k_max, &order, cap, tries)
 }
 
-/// Above `REFINE_EVERY_RUN_MAX_VALUES`, with more restarts than `LARGE_DATA_RESTARTS`, the
+/// Above `REFINE_EVERY_RUN_MAX_VALUES`, with more restarts than `LARGE_DATA_REFINED`, the
 /// refined fit is the paper's algorithm over every restart, then the refinement of the best
 /// two alone, each on the row order its run used: the winner, labels and objective of the
 /// better of those two refinements made by hand, the other restarts' objectives those of the
@@ -536,10 +539,10 @@ fn restart_by_hand(
 /// bound, the fit is that best of every restart refined.
 #[test]
 fn above_the_bound_only_the_best_two_plain_runs_are_refined() {
-    use madbayes::clustering::dp_means::{LARGE_DATA_RESTARTS, REFINE_EVERY_RUN_MAX_VALUES};
+    use madbayes::clustering::dp_means::{LARGE_DATA_REFINED, REFINE_EVERY_RUN_MAX_VALUES};
     use std::sync::atomic::Ordering::SeqCst;
-    assert_eq!(LARGE_DATA_RESTARTS, 2, "the test names two");
-    let (penalty, restarts, seed) = (400.0, 8, 0);
+    assert_eq!(LARGE_DATA_REFINED, 2, "the test names two");
+    let (penalty, restarts, seed) = (400.0, 8, 7);
     let (small_penalty, small_restarts, small_seed) = (40.0, 4, 11);
     let big = madbayes::generate::gaussian_blobs(12_000, 20, 20, 10.0, 1.0, 4).x;
     let small = madbayes::generate::gaussian_blobs(1_500, 4, 12, 6.0, 1.5, 4).x;
@@ -620,43 +623,47 @@ fn above_the_bound_only_the_best_two_plain_runs_are_refined() {
 }
 
 /// Without `restarts`, DP-means makes `DEFAULT_RESTARTS` runs on data of at most
-/// `REFINE_EVERY_RUN_MAX_VALUES` values and `LARGE_DATA_RESTARTS` on larger data, each
-/// refined as it ends (as on small data): the same fit as those restarts asked for, and each
-/// run the one made by hand.
+/// `REFINE_EVERY_RUN_MAX_VALUES` values, and on larger data `LARGE_DATA_RESTARTS` (collapsed
+/// DP-means `LARGE_DATA_REFINED`), each refined as it ends (as on small data): the same fit
+/// as those restarts asked for, and each run the one made by hand.
 #[test]
-fn without_restarts_large_data_get_two_runs_both_refined() {
-    use madbayes::clustering::dp_means::{DEFAULT_RESTARTS, LARGE_DATA_RESTARTS};
+fn without_restarts_large_data_get_their_own_number_of_runs() {
+    use madbayes::clustering::dp_means::{
+        DEFAULT_RESTARTS, LARGE_DATA_REFINED, LARGE_DATA_RESTARTS,
+    };
     use std::sync::atomic::Ordering::SeqCst;
     let (penalty, seed) = (400.0, 11);
     let big = madbayes::generate::gaussian_blobs(12_000, 20, 20, 10.0, 1.0, 4).x;
     let small = madbayes::generate::gaussian_blobs(1_500, 4, 12, 6.0, 1.5, 4).x;
-    for (name, params, collapsed) in [
-        ("DP-means", DpMeans::params(penalty), false),
-        ("collapsed", CollapsedDpMeans::params(penalty), true),
+    for (name, params, collapsed, runs) in [
+        (
+            "DP-means",
+            DpMeans::params(penalty),
+            false,
+            LARGE_DATA_RESTARTS,
+        ),
+        (
+            "collapsed",
+            CollapsedDpMeans::params(penalty),
+            true,
+            LARGE_DATA_REFINED,
+        ),
     ] {
         let params = params.seed(seed);
         let (fit, counting) = fit_counted(&params, &big);
-        assert_eq!(fit.run_objectives().len(), LARGE_DATA_RESTARTS, "{name}");
-        assert_eq!(
-            counting.announced.load(SeqCst),
-            LARGE_DATA_RESTARTS,
-            "{name}"
-        );
-        assert_eq!(
-            counting.finished.load(SeqCst),
-            LARGE_DATA_RESTARTS,
-            "{name}"
-        );
+        assert_eq!(fit.run_objectives().len(), runs, "{name}");
+        assert_eq!(counting.announced.load(SeqCst), runs, "{name}");
+        assert_eq!(counting.finished.load(SeqCst), runs, "{name}");
         let asked = params
             .clone()
-            .restarts(LARGE_DATA_RESTARTS)
+            .restarts(runs)
             .check()
             .unwrap()
             .fit(big.view())
             .unwrap();
         assert_eq!(fit.labels(), asked.labels(), "{name}");
         assert_eq!(fit.run_objectives(), asked.run_objectives(), "{name}");
-        for r in 0..LARGE_DATA_RESTARTS {
+        for r in 0..runs {
             let by_hand = restart_by_hand(&big, collapsed, true, (penalty, seed, r));
             assert_eq!(
                 fit.run_objectives()[r],

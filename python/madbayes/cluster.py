@@ -167,15 +167,18 @@ _PENALTY_DOC = """
         A cap on K (capped DP-means, MAD-Bayes Eq. 12); None for no cap.
     n_init : int or "auto", default="auto"
         Runs, each visiting the rows in its own random order; the lowest objective wins.
-        "auto": 10 on data of at most 200 000 values (rows x columns), 2 on larger data
-        (there a refinement costs many runs, and which run is best before it says nothing
-        about which is best after; docs/defaults.md).
+        "auto": 10 on data of at most 200 000 values (rows x columns); on larger data 1
+        for DPMeans, whose run is refined group of clusters by group, each group from two
+        row orders, and 2 for CollapsedDPMeans (there a refinement costs many runs, and
+        which run is best before it says nothing about which is best after;
+        docs/defaults.md).
     max_iter : int, default from the library
         Sweep cap of each run.
     refine : bool or None, default=None
         After a run converges, keep descending with exact single-row moves, merges and
         splits, accepting only what lowers the objective: every run on data of at most
-        200 000 values (rows x columns), only the best two runs on larger data. None: the
+        200 000 values (rows x columns), only the best two runs on larger data when more
+        than two are asked for. None: the
         library's default (on, unless ``plain``; ``DEFAULTS[...]["refine"]``). The command
         line's ``--refine``.
     plain : bool, default=False

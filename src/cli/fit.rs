@@ -10,6 +10,7 @@ use super::progress::RestartBar;
 use super::sampler::{self, SamplerChecked};
 use super::saved::{self, AnyModel, SavedLayout};
 use super::{CliError, check_memory, check_threads, with_threads};
+use madbayes::clustering::dp_means::DpVariant;
 use madbayes::clustering::{
     Clustering, CollapsedDpMeans, DpMeans, DpMeansValidParams, KMeans, KMeansValidParams,
     Mahalanobis, MahalanobisClustering, MahalanobisValidParams, dp_means,
@@ -225,7 +226,10 @@ impl FitArgs {
     /// algorithm on such data (DP-means' depends on the data's size).
     pub fn restarts_for(&self, n: usize, d: usize) -> usize {
         match (self.restarts, self.algo) {
-            (None, Algo::DpMeans | Algo::CollapsedDpMeans) => dp_means::default_restarts(n, d),
+            (None, Algo::DpMeans) => dp_means::default_restarts(DpVariant::Sweeps, n, d),
+            (None, Algo::CollapsedDpMeans) => {
+                dp_means::default_restarts(DpVariant::Collapsed, n, d)
+            }
             _ => self.restarts(),
         }
     }

@@ -62,7 +62,7 @@ impl Clustering {
     }
 
     /// Final objective of every restart, in restart order. When DP-means refines only the best
-    /// restarts (more than [`LARGE_DATA_RESTARTS`](crate::clustering::dp_means::LARGE_DATA_RESTARTS)
+    /// restarts (more than [`LARGE_DATA_REFINED`](crate::clustering::dp_means::LARGE_DATA_REFINED)
     /// of them on data above [`REFINE_EVERY_RUN_MAX_VALUES`](crate::clustering::dp_means::REFINE_EVERY_RUN_MAX_VALUES)
     /// values), the refined runs' entries are their refined objectives and the others' those
     /// of the paper's algorithm.

@@ -5,19 +5,30 @@
 //! The same descent, with merges, is the optional refinement of DP-means.
 
 mod descent;
+mod groups;
 mod run;
 
 use crate::MatrixView;
 use crate::clustering::model::ClusterRun;
+use crate::clustering::objective::{cluster_means, collapsed_dp_means_objective};
 pub use run::collapsed_dp_means_run;
 pub(crate) use run::{DescentConfig, descend, descent_to_run};
 
-/// Refines a finished clustering run: exact single-row moves and merges until neither
+/// Refines a finished clustering run: exact single-row moves, merges and splits until none
 /// lowers the collapsed objective (equal to the DP-means objective once means are cluster
 /// means). The sweeps visit the rows of `order` (the run's own order) cluster by cluster
-/// (`cluster_by_cluster`). The refinement's sweeps are added to the run's iterations and
-/// trace; the result is converged when the refinement is and the run did not stop at
-/// `max_sweeps` sweeps.
+/// (`cluster_by_cluster`).
+///
+/// With `group_tries` = 0 the descent runs over all rows at once. With `group_tries` = t ≥ 1
+/// and no cap on K (`k_max` = `usize::MAX`), the run's clusters are first split into groups
+/// that do not trade rows (`groups`), each group descends on its own rows from t row orders,
+/// the groups side by side, and keeps its lowest end; then one descent over all rows
+/// finishes, unless [`groups::settled_across`] proves that no move or merge across groups
+/// pays (or there is one group).
+///
+/// The refinement's sweeps (for the groups, the steps of their longest kept try) are added to
+/// the run's iterations and trace; the result is converged when the refinement is and the run
+/// did not stop at `max_sweeps` sweeps.
 pub fn refine(
     x: MatrixView<'_>,
     run: ClusterRun,
@@ -25,6 +36,7 @@ pub fn refine(
     k_max: usize,
     order: &[usize],
     max_sweeps: usize,
+    group_tries: usize,
 ) -> ClusterRun {
     let k = run.means.n_rows();
     let cfg = DescentConfig {
@@ -33,10 +45,48 @@ pub fn refine(
         merges: true,
         max_sweeps,
     };
+    let by_groups = group_tries > 0 && k_max == usize::MAX && k <= groups::GROUPS_MAX_CLUSTERS;
+    let groups = if by_groups {
+        groups::cluster_groups(x, &run.labels, k, penalty)
+    } else {
+        Vec::new()
+    };
     let order = cluster_by_cluster(order, &run.labels, k);
-    let desc = descend(x, run.labels, k, &order, cfg);
-    let mut refined = descent_to_run(x, desc, penalty);
     let mut trace = run.trace;
+    let mut sweeps = 0;
+    let mut settled = false;
+    let (labels, k) = if !groups.is_empty() {
+        let ends = groups::descend_groups(x, &run.labels, &groups, &order, group_tries, cfg);
+        sweeps = ends.trace.len();
+        trace.extend_from_slice(&ends.trace);
+        settled = ends.converged
+            && (groups.len() == 1 || groups::settled_across(x, &ends.labels, &ends.sizes, penalty));
+        (ends.labels, ends.k)
+    } else {
+        (run.labels, k)
+    };
+    let mut refined = if settled {
+        let means = cluster_means(x, &labels, k);
+        let objective = collapsed_dp_means_objective(x, &labels, penalty);
+        ClusterRun {
+            labels,
+            means,
+            objective,
+            n_iter: sweeps,
+            converged: true,
+            trace: Vec::new(),
+        }
+    } else {
+        let order = cluster_by_cluster(&order, &labels, k);
+        let rest = DescentConfig {
+            max_sweeps: max_sweeps.saturating_sub(sweeps),
+            ..cfg
+        };
+        let desc = descend(x, labels, k, &order, rest);
+        let mut out = descent_to_run(x, desc, penalty);
+        out.n_iter += sweeps;
+        out
+    };
     trace.extend_from_slice(&refined.trace);
     refined.trace = trace;
     refined.n_iter += run.n_iter;
@@ -76,7 +126,67 @@ fn cluster_by_cluster(order: &[usize], labels: &[usize], k: usize) -> Vec<usize>
 
 #[cfg(test)]
 mod tests {
-    use super::cluster_by_cluster;
+    use super::{DescentConfig, cluster_by_cluster, descend, groups, refine};
+    use crate::clustering::dp_means::{dp_means_refinement_start, random_order};
+    use crate::clustering::objective::collapsed_dp_means_objective;
+    use crate::restarts::run_rng;
+
+    /// The refinement by groups on blobs far apart, each split in several clusters: at least
+    /// two groups; the reported objective is the one recomputed from the labels, the trace
+    /// never rises and ends there; a descent over all rows from the end (moves, merges and
+    /// splits) changes nothing, so the end is one of the whole descent; two tries end no
+    /// higher than one (the checked end keeps each group's best try); and one thread gives
+    /// the same labels as two. Fails if the groups' labels are put together wrongly, the
+    /// check across groups passes what a descent would change, or a try is chosen by
+    /// anything but its end.
+    #[test]
+    fn groups_end_where_the_whole_descent_would_and_alike_on_any_threads() {
+        let x = crate::generate::gaussian_blobs(3_000, 6, 8, 40.0, 1.0, 3).x;
+        let penalty = 12.0;
+        let order = random_order(x.n_rows(), &mut run_rng(5, 0));
+        let mean = crate::linalg::mean_row(x.view());
+        let start = dp_means_refinement_start(x.view(), &mean, penalty, usize::MAX, 300, &order);
+        let k = start.means.n_rows();
+        let found = groups::cluster_groups(x.view(), &start.labels, k, penalty);
+        assert!(found.len() >= 2, "{} groups", found.len());
+        let mut ends = Vec::new();
+        for tries in [1, 2] {
+            // `tries` orders per group (0 would descend over all rows at once).
+            let run = |threads: usize| {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                let (x, start, order) = (x.view(), start.clone(), &order);
+                pool.install(|| refine(x, start, penalty, usize::MAX, order, 300, tries))
+            };
+            let end = run(2);
+            assert_eq!(run(1).labels, end.labels, "tries {tries}");
+            let recomputed = collapsed_dp_means_objective(x.view(), &end.labels, penalty);
+            assert_eq!(end.objective, recomputed, "tries {tries}");
+            assert!(end.converged, "tries {tries}");
+            let refined = &end.trace[start.trace.len()..];
+            assert!(refined.windows(2).all(|w| w[1] <= w[0] + 1e-9 * w[0].abs()));
+            let last = *end.trace.last().unwrap();
+            assert!(
+                (last - end.objective).abs() <= 1e-9 * end.objective,
+                "tries {tries}"
+            );
+            assert!(end.means.n_rows() > k, "the groups split clusters");
+            let cfg = DescentConfig {
+                penalty,
+                k_max: usize::MAX,
+                merges: true,
+                max_sweeps: 300,
+            };
+            let k_end = end.means.n_rows();
+            let again = descend(x.view(), end.labels.clone(), k_end, &order, cfg);
+            assert_eq!(again.sweeps, 1, "tries {tries}: the whole descent moved on");
+            assert_eq!(again.labels, end.labels, "tries {tries}");
+            ends.push(end.objective);
+        }
+        assert!(ends[1] <= ends[0], "{ends:?}");
+    }
 
     /// The rows grouped by cluster in label order, each cluster's rows in their order in
     /// `order`, every row once; an empty cluster and a cluster with one row among them.

@@ -17,7 +17,7 @@ mod sweep;
 
 pub use params::{
     CollapsedDpMeans, DEFAULT_MAX_ITER, DEFAULT_RESTARTS, DpMeans, DpMeansParams,
-    DpMeansValidParams, DpVariant, LARGE_DATA_RESTARTS, REFINE_EVERY_RUN_MAX_VALUES,
-    default_restarts, random_order,
+    DpMeansValidParams, DpVariant, LARGE_DATA_REFINED, LARGE_DATA_RESTARTS, LARGE_DATA_TRIES,
+    REFINE_EVERY_RUN_MAX_VALUES, default_restarts, random_order, refine_tries,
 };
 pub use sweep::{REFINE_START_SHARE, dp_means_refinement_start, dp_means_run};

@@ -26,19 +26,28 @@ pub enum DpVariant {
 /// [`REFINE_EVERY_RUN_MAX_VALUES`] values, unless [`DpMeansParams::restarts`] says otherwise
 /// (measurements: `docs/defaults.md`).
 pub const DEFAULT_RESTARTS: usize = 10;
-/// Restarts on larger data unless [`DpMeansParams::restarts`] says otherwise, and with the
-/// refinement on, how many of the best paper runs are refined there. Measured
-/// (docs/defaults.md, "DP-means: restarts on large data"): there a refinement costs 6–37 times
-/// a paper run, and which paper run is best says nothing about which refined run is, so more
-/// paper runs before the refinement buy nothing on average, while the better of two refined
-/// runs ends 0.003–0.012 % lower than one; two refinements side by side take one
-/// refinement's time on two threads.
-pub const LARGE_DATA_RESTARTS: usize = 2;
+/// Restarts on larger data unless [`DpMeansParams::restarts`] says otherwise. There a
+/// refinement costs 6–37 times a paper run and which paper run is best says nothing about
+/// which refined run is (docs/defaults.md, "DP-means: restarts on large data"); one paper
+/// run is refined with [`LARGE_DATA_TRIES`] tries per group of clusters instead, which ends
+/// lower than the better of two runs refined once (docs/defaults.md, "DP-means: the
+/// refinement by groups").
+pub const LARGE_DATA_RESTARTS: usize = 1;
+/// With the refinement on and more than this many restarts on large data, every restart runs
+/// the paper's algorithm to its end and the best this many of those are refined; with at most
+/// this many, each run is refined as it ends.
+pub const LARGE_DATA_REFINED: usize = 2;
+/// When a run is refined on data of more than [`REFINE_EVERY_RUN_MAX_VALUES`] values, its
+/// clusters are split into groups that do not trade rows and each group is descended from
+/// this many row orders, the lowest end kept ([`refine`]); on smaller data, where every
+/// restart is refined, the descent runs over all rows at once, as before groups.
+pub const LARGE_DATA_TRIES: usize = 2;
 /// Sweep cap of each run unless [`DpMeansParams::max_iter`] says otherwise.
 pub const DEFAULT_MAX_ITER: usize = 300;
 /// With the refinement on, data of at most this many values (N·D) have every restart refined
-/// and the best refined run kept; on larger data every restart runs the paper's algorithm and
-/// only the best [`LARGE_DATA_RESTARTS`] of those are refined. Measured (docs/defaults.md,
+/// and the best refined run kept; on larger data with more than [`LARGE_DATA_REFINED`]
+/// restarts every restart runs the paper's algorithm and only the best
+/// [`LARGE_DATA_REFINED`] of those are refined. Measured (docs/defaults.md,
 /// "DP-means: which runs are refined"): above the bound a refinement cost 1.4–78 times a
 /// plain run (seconds on 10⁶ values and more) and refining every run ended at most 0.053 %
 /// lower; below it a refinement takes milliseconds and refining every run ended up to 0.22 %
@@ -54,7 +63,7 @@ pub struct CollapsedDpMeans;
 impl DpMeans {
     /// DP-means with penalty P = λ² (the cost of one more cluster). Defaults: no cap on K,
     /// [`DEFAULT_RESTARTS`] restarts (each visits the rows in its own random order), or
-    /// [`LARGE_DATA_RESTARTS`] on data of more than [`REFINE_EVERY_RUN_MAX_VALUES`] values,
+    /// [`default_restarts`] on data of more than [`REFINE_EVERY_RUN_MAX_VALUES`] values,
     /// at most [`DEFAULT_MAX_ITER`] sweeps, seed 0, refinement on; [`DpMeansParams::plain`]
     /// gives the paper's algorithm.
     pub fn params(penalty: f64) -> DpMeansParams {
@@ -79,7 +88,7 @@ pub struct DpMeansValidParams {
     variant: DpVariant,
     penalty: f64,
     k_max: Option<usize>,
-    /// None: [`DEFAULT_RESTARTS`] or [`LARGE_DATA_RESTARTS`], by the data's size.
+    /// None: [`default_restarts`], by the variant and the data's size.
     restarts: Option<usize>,
     max_iter: usize,
     seed: u64,
@@ -104,7 +113,7 @@ impl DpMeansParams {
         self
     }
     /// Number of independent runs; the lowest objective wins. Without it, the number is
-    /// chosen by the data's size ([`DEFAULT_RESTARTS`], [`LARGE_DATA_RESTARTS`]).
+    /// chosen by the variant and the data's size ([`default_restarts`]).
     pub fn restarts(mut self, r: usize) -> Self {
         self.0.restarts = Some(r);
         self
@@ -124,8 +133,10 @@ impl DpMeansParams {
     /// opens a cluster only for a point farther than √P from every mean, so clusters closer
     /// than that stay merged (on `madbayes demo`'s data at P = 50 it finds 3 of the 6
     /// clusters, refined all 6, in every restart). Every restart is refined on data of at
-    /// most [`REFINE_EVERY_RUN_MAX_VALUES`] values; on larger data only the best
-    /// [`LARGE_DATA_RESTARTS`] restarts.
+    /// most [`REFINE_EVERY_RUN_MAX_VALUES`] values, and on larger data with at most
+    /// [`LARGE_DATA_REFINED`] restarts; with more, only the best [`LARGE_DATA_REFINED`].
+    /// On larger data a refinement goes by groups of clusters, [`LARGE_DATA_TRIES`] tries
+    /// each ([`refine_tries`]).
     pub fn refine(mut self, on: bool) -> Self {
         self.0.refine = on;
         self
@@ -191,13 +202,14 @@ impl DpMeansValidParams {
         let centred = &prepared.centred;
         let large = n.saturating_mul(x.n_cols()) > REFINE_EVERY_RUN_MAX_VALUES;
         let restarts = self.restarts_for(n, x.n_cols());
+        let tries = refine_tries(n, x.n_cols());
         // Small data, or no more runs than are refined on large data: every run refined as it
         // ends. Otherwise every run is the paper's algorithm, and the best
-        // [`LARGE_DATA_RESTARTS`] of them are refined afterwards, each on the row order its run
+        // [`LARGE_DATA_REFINED`] of them are refined afterwards, each on the row order its run
         // used, grouped by cluster ([`refine`]).
-        let every = self.refine && (!large || restarts <= LARGE_DATA_RESTARTS);
+        let every = self.refine && (!large || restarts <= LARGE_DATA_REFINED);
         let refined_after = if self.refine && !every {
-            LARGE_DATA_RESTARTS
+            LARGE_DATA_REFINED
         } else {
             0
         };
@@ -212,7 +224,7 @@ impl DpMeansValidParams {
             DpVariant::Sweeps if every => {
                 let (mean, p) = (&prepared.mean, self.penalty);
                 let start = dp_means_refinement_start(x, mean, p, k_max, self.max_iter, order);
-                refine(x, start, p, k_max, order, self.max_iter)
+                refine(x, start, p, k_max, order, self.max_iter, tries)
             }
             DpVariant::Sweeps => {
                 dp_means_run(x, &prepared.mean, self.penalty, k_max, self.max_iter, order)
@@ -229,7 +241,7 @@ impl DpMeansValidParams {
             let runs = all_runs(restarts, self.seed, &counted, |_, rng| {
                 Some(run(&random_order(n, rng)))
             });
-            self.refine_the_best(x, runs, refined_after, k_max, observer)
+            self.refine_the_best(x, runs, refined_after, k_max, tries, observer)
         };
         if let Some((_, mu)) = &centred {
             shift_means(&mut best.best, mu);
@@ -240,10 +252,10 @@ impl DpMeansValidParams {
 
 impl DpMeansValidParams {
     /// The number of runs a fit of N × D data makes: [`DpMeansParams::restarts`], else
-    /// [`DEFAULT_RESTARTS`] on data of at most [`REFINE_EVERY_RUN_MAX_VALUES`] values and
-    /// [`LARGE_DATA_RESTARTS`] on larger data.
+    /// [`default_restarts`].
     pub fn restarts_for(&self, n: usize, d: usize) -> usize {
-        self.restarts.unwrap_or(default_restarts(n, d))
+        self.restarts
+            .unwrap_or(default_restarts(self.variant, n, d))
     }
 
     /// Refines the `count` runs of lowest objective (ties: the lower run index), side by side,
@@ -256,6 +268,7 @@ impl DpMeansValidParams {
         mut runs: Vec<Option<ClusterRun>>,
         count: usize,
         k_max: usize,
+        tries: usize,
         observer: &dyn Observer,
     ) -> Best<ClusterRun> {
         let mut run_objectives: Vec<f64> = runs
@@ -278,7 +291,7 @@ impl DpMeansValidParams {
             .into_par_iter()
             .map(|(i, run)| {
                 let order = random_order(n, &mut run_rng(self.seed, i as u64));
-                let out = refine(x, run, self.penalty, k_max, &order, self.max_iter);
+                let out = refine(x, run, self.penalty, k_max, &order, self.max_iter, tries);
                 observer.run_finished();
                 (i, out)
             })
@@ -296,13 +309,26 @@ impl DpMeansValidParams {
     }
 }
 
-/// The restarts of a DP-means fit of N × D data when none are given: [`DEFAULT_RESTARTS`] on
-/// data of at most [`REFINE_EVERY_RUN_MAX_VALUES`] values, else [`LARGE_DATA_RESTARTS`].
-pub fn default_restarts(n: usize, d: usize) -> usize {
+/// The restarts of a fit of N × D data when none are given: [`DEFAULT_RESTARTS`] on data of
+/// at most [`REFINE_EVERY_RUN_MAX_VALUES`] values; on larger data [`LARGE_DATA_RESTARTS`]
+/// for DP-means (its one refined run has [`LARGE_DATA_TRIES`] tries per group) and
+/// [`LARGE_DATA_REFINED`] for collapsed DP-means (whose runs descend from one cluster, with
+/// no groups to try).
+pub fn default_restarts(variant: DpVariant, n: usize, d: usize) -> usize {
+    match (n.saturating_mul(d) > REFINE_EVERY_RUN_MAX_VALUES, variant) {
+        (false, _) => DEFAULT_RESTARTS,
+        (true, DpVariant::Sweeps) => LARGE_DATA_RESTARTS,
+        (true, DpVariant::Collapsed) => LARGE_DATA_REFINED,
+    }
+}
+
+/// The `group_tries` of [`refine`] for a run on N × D data: [`LARGE_DATA_TRIES`] on data of
+/// more than [`REFINE_EVERY_RUN_MAX_VALUES`] values, else 0 (one descent over all rows).
+pub fn refine_tries(n: usize, d: usize) -> usize {
     if n.saturating_mul(d) > REFINE_EVERY_RUN_MAX_VALUES {
-        LARGE_DATA_RESTARTS
+        LARGE_DATA_TRIES
     } else {
-        DEFAULT_RESTARTS
+        0
     }
 }
 

@@ -166,7 +166,8 @@ pub struct RunOptions {
     pub k: Option<usize>,
     /// Independent runs; the lowest objective wins (default: the library's for the
     /// algorithm, 10 for every one except dp-means and collapsed-dp-means on data of more
-    /// than 200 000 values, rows × columns, where it is 2, both refined; the IBP methods run
+    /// than 200 000 values, rows × columns, where it is 1 (refined by groups of clusters, two
+    /// row orders each) and 2 (both refined); the IBP methods run
     /// one chain, and --init bp-means takes this many BP-means runs).
     #[arg(long)]
     pub restarts: Option<usize>,

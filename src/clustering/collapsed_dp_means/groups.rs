@@ -164,26 +164,31 @@ pub(crate) fn descend_groups(
     for &n in order {
         rows[group_of[labels[n]]].push(n);
     }
-    // A group's rows copied together (its row i is the group's i-th row in `order`).
-    let data: Vec<RowMatrix> = rows
+    let jobs: Vec<(usize, usize)> = (0..groups.len())
+        .flat_map(|g| (0..tries).map(move |t| (g, t)))
+        .collect();
+    // Each try's labels come in the order of its group's rows in `order`.
+    let ends: Vec<Descent> = jobs
         .par_iter()
-        .map(|rs| {
+        .map(|&(g, t)| {
+            let (rs, k_g) = (&rows[g], groups[g].len());
+            let visit = try_order(rs.len(), t, tries);
+            if rs.len() == x.n_rows() {
+                // One group of every row: the data themselves, no copy.
+                let all = labels.iter().map(|&c| local[c]).collect();
+                let visit: Vec<usize> = visit.into_iter().map(|i| rs[i]).collect();
+                let end = descend(x, all, k_g, &visit, cfg);
+                let labels = rs.iter().map(|&n| end.labels[n]).collect();
+                return Descent { labels, ..end };
+            }
+            // The group's rows copied together, for the time of the try: row i is rs[i].
             let mut v = Vec::with_capacity(rs.len() * x.n_cols());
             for &n in rs {
                 v.extend_from_slice(x.row(n));
             }
-            RowMatrix::new(rs.len(), x.n_cols(), v)
-        })
-        .collect();
-    let jobs: Vec<(usize, usize)> = (0..groups.len())
-        .flat_map(|g| (0..tries).map(move |t| (g, t)))
-        .collect();
-    let ends: Vec<Descent> = jobs
-        .par_iter()
-        .map(|&(g, t)| {
-            let sub_labels = rows[g].iter().map(|&n| local[labels[n]]).collect();
-            let try_order = try_order(rows[g].len(), t, tries);
-            descend(data[g].view(), sub_labels, groups[g].len(), &try_order, cfg)
+            let data = RowMatrix::new(rs.len(), x.n_cols(), v);
+            let sub_labels = rs.iter().map(|&n| local[labels[n]]).collect();
+            descend(data.view(), sub_labels, k_g, &visit, cfg)
         })
         .collect();
     // Per group, the try that ended lowest; the earlier on a tie.
@@ -236,7 +241,7 @@ fn last(d: &Descent) -> f64 {
 }
 
 /// The order of try `t` of `tries` over `n` rows (see [`descend_groups`]).
-fn try_order(n: usize, t: usize, tries: usize) -> Vec<usize> {
+pub(crate) fn try_order(n: usize, t: usize, tries: usize) -> Vec<usize> {
     let shift = n * t / tries.max(1);
     let rotated = (0..n).map(|i| (i + shift) % n);
     if t % 2 == 1 {

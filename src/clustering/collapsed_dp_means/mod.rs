@@ -190,6 +190,61 @@ mod tests {
         assert!(ends[1] <= ends[0], "{ends:?}");
     }
 
+    /// Data that form one group: with two tries the refinement is the lower of two descents
+    /// over all rows, one in the refinement's order and one in try 1's, made here by hand
+    /// (the earlier on a tie), and the same on one thread as on two. Fails if the one-group
+    /// case loses the order of its rows or its labels, or keeps the wrong try.
+    #[test]
+    fn one_group_is_the_lower_of_whole_descents() {
+        let x = crate::generate::gaussian_blobs(2_000, 4, 3, 1.0, 1.5, 7).x;
+        let penalty = 20.0;
+        let order = random_order(x.n_rows(), &mut run_rng(2, 0));
+        let mean = crate::linalg::mean_row(x.view());
+        let start =
+            dp_means_refinement_start(x.view(), &mean, penalty, usize::MAX, 300, &order);
+        let k = start.means.n_rows();
+        let found = groups::cluster_groups(x.view(), &start.labels, k, penalty);
+        assert_eq!(found.len(), 1, "one group");
+        let mut local = vec![usize::MAX; k];
+        for (i, &c) in found[0].iter().enumerate() {
+            local[c] = i;
+        }
+        let labels: Vec<usize> = start.labels.iter().map(|&c| local[c]).collect();
+        let grouped = cluster_by_cluster(&order, &start.labels, k);
+        let cfg = DescentConfig {
+            penalty,
+            k_max: usize::MAX,
+            merges: true,
+            max_sweeps: 300,
+        };
+        let ends: Vec<_> = (0..2)
+            .map(|t| {
+                let visit: Vec<usize> = groups::try_order(grouped.len(), t, 2)
+                    .into_iter()
+                    .map(|i| grouped[i])
+                    .collect();
+                descend(x.view(), labels.clone(), found[0].len(), &visit, cfg)
+            })
+            .collect();
+        assert_ne!(ends[0].labels, ends[1].labels, "the tries differ");
+        let better = if ends[1].trace.last() < ends[0].trace.last() {
+            &ends[1]
+        } else {
+            &ends[0]
+        };
+        for threads in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let (xv, run) = (x.view(), start.clone());
+            let end = pool.install(|| refine(xv, run, penalty, usize::MAX, &order, 300, 2));
+            assert_eq!(end.labels, better.labels, "{threads} threads");
+            let recomputed = collapsed_dp_means_objective(x.view(), &end.labels, penalty);
+            assert_eq!(end.objective, recomputed);
+        }
+    }
+
     /// The rows grouped by cluster in label order, each cluster's rows in their order in
     /// `order`, every row once; an empty cluster and a cluster with one row among them.
     /// Fails if a cluster's rows lose their order, or the clusters come out of label order.

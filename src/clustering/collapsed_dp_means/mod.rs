@@ -200,8 +200,7 @@ mod tests {
         let penalty = 20.0;
         let order = random_order(x.n_rows(), &mut run_rng(2, 0));
         let mean = crate::linalg::mean_row(x.view());
-        let start =
-            dp_means_refinement_start(x.view(), &mean, penalty, usize::MAX, 300, &order);
+        let start = dp_means_refinement_start(x.view(), &mean, penalty, usize::MAX, 300, &order);
         let k = start.means.n_rows();
         let found = groups::cluster_groups(x.view(), &start.labels, k, penalty);
         assert_eq!(found.len(), 1, "one group");

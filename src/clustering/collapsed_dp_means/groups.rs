@@ -5,12 +5,12 @@
 //! Two clusters are linked unless bounds from their means, radii and sizes prove that
 //! neither can take a row from the other and that merging them cannot pay ([`apart`]); the
 //! groups are the connected parts of that graph, found once, from the clustering the
-//! refinement starts from. A row has no reason to join a cluster of another group, so each group's
-//! descent (the exact moves, merges and splits of [`descend`], on the group's rows copied
-//! together) makes the moves the whole descent would, on data that fit in cache, and a
-//! group can be descended from several row orders, the best end kept, which a whole descent
-//! cannot do group by group. Which moves a group makes depends on its rows, its clusters
-//! and the try alone, so the result is the same for any number of threads.
+//! refinement starts from. A row has no reason to join a cluster of another group, so each
+//! group's descent (the exact moves, merges and splits of [`descend`], on the group's rows,
+//! copied together while it runs) makes the moves the whole descent would, on data that fit
+//! in cache; and a group can be descended from several row orders, the best end kept, which
+//! a whole descent cannot do group by group. Which moves a group makes depends on its rows,
+//! its clusters and the try alone, so the result is the same for any number of threads.
 
 use super::run::{Descent, DescentConfig, descend};
 use crate::MatrixView;

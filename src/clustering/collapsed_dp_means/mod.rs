@@ -10,7 +10,6 @@ mod run;
 
 use crate::MatrixView;
 use crate::clustering::model::ClusterRun;
-use crate::clustering::objective::{cluster_means, collapsed_dp_means_objective};
 pub use run::collapsed_dp_means_run;
 pub(crate) use run::{DescentConfig, descend, descent_to_run};
 
@@ -22,11 +21,10 @@ pub(crate) use run::{DescentConfig, descend, descent_to_run};
 /// With `group_tries` = 0 the descent runs over all rows at once, and so it does with a cap
 /// on K or more than 4 096 clusters in the run (the groups' pairs are all scored). With
 /// `group_tries` = t ≥ 1, no cap on K (`k_max` = `usize::MAX`) and at most 4 096 clusters
-/// in the run, its clusters are first split into groups
-/// that do not trade rows (`groups`), each group descends on its own rows from t row orders,
-/// the groups side by side, and keeps its lowest end; then one descent over all rows
-/// finishes, unless `groups::settled_across` proves that no move or merge across groups
-/// pays (or there is one group).
+/// in the run, its clusters are first split into groups that do not trade rows (`groups`),
+/// each group descends on its own rows from t row orders, the groups side by side, and keeps
+/// its lowest end; then one descent over all rows finishes, unless `groups::settled_across`
+/// proves that no move or merge across groups pays (or there is one group).
 ///
 /// The refinement's sweeps (for the groups, the steps of their longest kept try) are added to
 /// the run's iterations and trace; the result is converged when the refinement is and the run
@@ -68,16 +66,14 @@ pub fn refine(
         (run.labels, k)
     };
     let mut refined = if settled {
-        let means = cluster_means(x, &labels, k);
-        let objective = collapsed_dp_means_objective(x, &labels, penalty);
-        ClusterRun {
+        let done = run::Descent {
             labels,
-            means,
-            objective,
-            n_iter: sweeps,
+            k,
+            sweeps,
             converged: true,
             trace: Vec::new(),
-        }
+        };
+        descent_to_run(x, done, penalty)
     } else {
         let order = cluster_by_cluster(&order, &labels, k);
         let rest = DescentConfig {

@@ -200,7 +200,7 @@ impl DpMeansValidParams {
         let prepared = prepare(x);
         let x = prepared.data(x);
         let centred = &prepared.centred;
-        let large = n.saturating_mul(x.n_cols()) > REFINE_EVERY_RUN_MAX_VALUES;
+        let large = large_data(n, x.n_cols());
         let restarts = self.restarts_for(n, x.n_cols());
         let tries = refine_tries(n, x.n_cols());
         // Small data, or no more runs than are refined on large data: every run refined as it
@@ -309,13 +309,19 @@ impl DpMeansValidParams {
     }
 }
 
+/// Whether N × D data count as large for DP-means' defaults: more than
+/// [`REFINE_EVERY_RUN_MAX_VALUES`] values.
+fn large_data(n: usize, d: usize) -> bool {
+    n.saturating_mul(d) > REFINE_EVERY_RUN_MAX_VALUES
+}
+
 /// The restarts of a fit of N × D data when none are given: [`DEFAULT_RESTARTS`] on data of
 /// at most [`REFINE_EVERY_RUN_MAX_VALUES`] values; on larger data [`LARGE_DATA_RESTARTS`]
 /// for DP-means (its one refined run has [`LARGE_DATA_TRIES`] tries per group) and
 /// [`LARGE_DATA_REFINED`] for collapsed DP-means (whose runs descend from one cluster, with
 /// no groups to try).
 pub fn default_restarts(variant: DpVariant, n: usize, d: usize) -> usize {
-    match (n.saturating_mul(d) > REFINE_EVERY_RUN_MAX_VALUES, variant) {
+    match (large_data(n, d), variant) {
         (false, _) => DEFAULT_RESTARTS,
         (true, DpVariant::Sweeps) => LARGE_DATA_RESTARTS,
         (true, DpVariant::Collapsed) => LARGE_DATA_REFINED,
@@ -325,7 +331,7 @@ pub fn default_restarts(variant: DpVariant, n: usize, d: usize) -> usize {
 /// The `group_tries` of [`refine`] for a run on N × D data: [`LARGE_DATA_TRIES`] on data of
 /// more than [`REFINE_EVERY_RUN_MAX_VALUES`] values, else 0 (one descent over all rows).
 pub fn refine_tries(n: usize, d: usize) -> usize {
-    if n.saturating_mul(d) > REFINE_EVERY_RUN_MAX_VALUES {
+    if large_data(n, d) {
         LARGE_DATA_TRIES
     } else {
         0

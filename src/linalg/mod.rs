@@ -11,6 +11,7 @@ mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 mod blocks;
+mod mean_blocks;
 mod nearest;
 mod screen;
 #[cfg(target_arch = "x86_64")]
@@ -19,6 +20,7 @@ mod sse2;
 pub use blocks::{
     BLOCK_ROWS, GEMM_ROWS, for_each_block, ordered_block_reduce, ordered_block_stream,
 };
+pub use mean_blocks::MeanBlocks;
 pub use nearest::{Nearest, nearest_rows, nearest_rows_in_block};
 pub use screen::{
     SCREEN_ROWS, ScreenRow, Screened, direct_nearest, screened_nearest, screened_nearest_with,

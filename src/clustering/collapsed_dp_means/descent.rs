@@ -13,6 +13,7 @@
 //! than P. Sums and counts are kept
 //! per cluster, so a move costs O(D) after the O(K D) search.
 
+use super::dense::{DENSE_MAX_SLOTS, DENSE_MIN_CLUSTERS, DenseSearch, Scored};
 use crate::MatrixView;
 use crate::RowMatrix;
 use crate::linalg::{ROWS_AHEAD, axpy, prefetch, prefetch_one, sq_dist, sq_dist4, sq_dists_from};
@@ -40,6 +41,10 @@ pub(crate) struct Partition {
     /// How many nearest neighbours of each slot a table sorts ([`SORTED_NEIGHBOURS`];
     /// lowered by tests).
     sorted_neighbours: usize,
+    /// The fewest live clusters and the most slots for which a sweep scores every live
+    /// cluster at once ([`DenseSearch`]; [`DENSE_MIN_CLUSTERS`] and [`DENSE_MAX_SLOTS`],
+    /// changed by tests).
+    dense_range: (usize, usize),
     /// Per slot: its 2-means was tried by a round of splits and did not pay, and no move,
     /// merge or split has touched the slot since. Its rows and the bits of its sum, hence
     /// of its mean, are then those of that try, and so would be its 2-means: the next round
@@ -65,6 +70,10 @@ pub(crate) struct Partition {
     /// Searches that went on past the end of a neighbour list that left slots out.
     #[cfg(test)]
     tails: usize,
+    /// Rows searched by a [`DenseSearch`], and those searches dropped in the middle of a
+    /// sweep as openings passed the most slots of `dense_range`.
+    #[cfg(test)]
+    dense: (usize, usize),
 }
 
 /// Per-row bounds kept across sweeps (Hamerly's, with the nearest other cluster kept apart
@@ -572,6 +581,20 @@ impl Search {
         ];
     }
 
+    /// The search of a row whose every live cluster but its own [`DenseSearch`] scored.
+    fn from_scored(stay: f64, scored: Scored) -> Self {
+        let mut search = Self::new(stay);
+        if let Some((b, cost, dist)) = scored.best {
+            search.best_cost = cost;
+            search.best = Some(b);
+            search.best_dist = dist.sqrt();
+        }
+        // A root orders no two squared distances otherwise (it may make them equal), so
+        // these are the nearest that `scored` would keep, but for ties.
+        search.near = scored.near.map(|(d, b)| (d.sqrt() * (1.0 - 1e-12), b));
+        search
+    }
+
     /// Cluster b pruned: its distance is at least `bound`.
     fn passed(&mut self, b: usize, bound: f64) {
         self.seen(b, bound);
@@ -642,6 +665,7 @@ impl Partition {
             table: None,
             table_max_slots: TABLE_MAX_SLOTS,
             sorted_neighbours: SORTED_NEIGHBOURS,
+            dense_range: (DENSE_MIN_CLUSTERS, DENSE_MAX_SLOTS),
             split_tried: vec![false; k],
             split_zones: Vec::new(),
             #[cfg(test)]
@@ -654,6 +678,8 @@ impl Partition {
             kept_tables: (0, 0),
             #[cfg(test)]
             tails: 0,
+            #[cfg(test)]
+            dense: (0, 0),
         };
         for j in 0..k {
             if p.counts[j] == 0 {
@@ -769,6 +795,11 @@ impl Partition {
     ///   and the walk stops once the bound of the next one, with the largest shift of any
     ///   mean in place of s_b and the smallest m_b, prunes all the rest.
     ///
+    /// With [`DENSE_MIN_CLUSTERS`] live clusters or more and at most [`DENSE_MAX_SLOTS`]
+    /// slots, a row that the first two do not pass over is scored against every live cluster
+    /// at once ([`DenseSearch`]) instead of walking the table; the table then serves the
+    /// zones alone.
+    ///
     /// Because candidates are not visited in index order, the cheapest is taken with ties to
     /// the lowest index, which is what the index-order scan with a strict `<` picks. A move
     /// costs O(D); an opening O(K D). The smallest distance (or bound) to a cluster other
@@ -834,6 +865,12 @@ impl Partition {
                 _ => self.bounds.all_marked = self.bounds.clock,
             }
         }
+        // Few slots: each searched row is scored against every live cluster at once.
+        let (dense_min, dense_max) = self.dense_range;
+        let mut dense = match self.k() >= dense_min {
+            true => DenseSearch::new(&self.means, dense_max),
+            false => None,
+        };
         let mut moves = 0;
         // Rows searched and candidates scored with the table (see `MeanTable::stale`).
         let (mut searched, mut scored) = (0usize, 0usize);
@@ -853,7 +890,8 @@ impl Partition {
             {
                 prefetch(x.row(ahead));
                 // And the head of its cluster's list, which a search walks first.
-                if let Some(t) = &table
+                if dense.is_none()
+                    && let Some(t) = &table
                     && let (Some(list), Some(dists)) = (
                         t.neighbours.get(self.labels[ahead]),
                         t.neighbour_between.get(self.labels[ahead]),
@@ -926,8 +964,15 @@ impl Partition {
                 continue;
             }
             let opens = may_open && penalty < stay;
-            let mut search = Search::new(stay);
-            if let Some(t) = &table {
+            let mut search;
+            if let Some(dense) = &mut dense {
+                #[cfg(test)]
+                {
+                    self.dense.0 += 1;
+                }
+                search = Search::from_scored(stay, dense.score(x.row(n), a, &factor, stay));
+            } else if let Some(t) = &table {
+                search = Search::new(stay);
                 searched += 1;
                 let reach = to_own + t.shift[a];
                 let mut score = Candidates {
@@ -995,6 +1040,7 @@ impl Partition {
                 (passed, scored) = (passed + score.passed, scored + score.scored);
             } else {
                 // No table (too many slots): every live cluster is scored, eight at a time.
+                search = Search::new(stay);
                 let mut batch = Batch::default();
                 let xn = x.row(n);
                 for b in (0..factor.len()).filter(|&b| b != a && factor[b] > 0.0) {
@@ -1054,6 +1100,15 @@ impl Partition {
                 factor.resize(k, 0.0);
                 factor[from] = weight(self.counts[from]);
                 factor[to] = weight(self.counts[to]);
+                if let Some(d) = &mut dense
+                    && !(d.set(from, self.means.row(from)) && d.set(to, self.means.row(to)))
+                {
+                    dense = None;
+                    #[cfg(test)]
+                    {
+                        self.dense.1 += 1;
+                    }
+                }
                 if k > self.table_max_slots && table.take().is_some() {
                     #[cfg(test)]
                     {
@@ -1680,7 +1735,13 @@ mod tests {
     fn pruned_sweeps_move_exactly_as_unpruned_ones() {
         let (mut skipped, mut without_table, mut dropped, mut settled) = (0, 0, 0, 0);
         let (mut tails, mut kept, mut stale, mut zone_tails) = (0, 0, 0, 0);
-        for seed in 0..130u64 {
+        let (mut dense_rows, mut dense_dropped) = (0, 0);
+        for run in 0..190u64 {
+            let (seed, dense) = if run < 130 {
+                (run, false)
+            } else {
+                (run - 60, true)
+            };
             let mut rng = ChaCha8Rng::seed_from_u64(seed);
             // Seeds from 90 on: separated groups of rows (a few clusters each at small
             // penalties), no cap on K, full tables: where rows settle.
@@ -1725,6 +1786,13 @@ mod tests {
                 // Neighbour lists of every other slot, or of only the nearest 1 or 3.
                 p.sorted_neighbours = [SORTED_NEIGHBOURS, 1, 3][seed as usize / 3 % 3];
             }
+            // Searches by the table's lists only, or else (the second pass over seeds 70 to
+            // 129) by scoring every cluster at once while there are few slots: here always,
+            // or until openings pass 6 slots.
+            p.dense_range = match dense {
+                false => (0, 0),
+                true => (0, [DENSE_MAX_SLOTS, 6][seed as usize % 2]),
+            };
             for round in 0..10 {
                 let moved = p.sweep(x.view(), &order, penalty, k_max);
                 if p.table.is_none() {
@@ -1758,11 +1826,19 @@ mod tests {
             zone_tails += p.bounds.zone_tails;
             kept += p.kept_tables.0;
             stale += p.kept_tables.1;
+            dense_rows += p.dense.0;
+            dense_dropped += p.dense.1;
         }
         eprintln!(
             "skipped {skipped}, settled {settled}, sweeps without a table {without_table}, \
              dropped {dropped}, searches past their lists {tails}, zone walks past their \
-             lists {zone_tails}, tables kept {kept}, rebuilt as stale {stale}"
+             lists {zone_tails}, tables kept {kept}, rebuilt as stale {stale}, rows scored \
+             against every cluster {dense_rows}, such searches dropped {dense_dropped}"
+        );
+        assert!(
+            dense_rows > 1000 && dense_dropped > 5,
+            "rows scored against every cluster {dense_rows}, such searches dropped \
+             {dense_dropped}"
         );
         assert!(
             settled > 1000,

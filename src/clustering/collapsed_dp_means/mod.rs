@@ -4,6 +4,7 @@
 //!
 //! The same descent, with merges, is the optional refinement of DP-means.
 
+mod dense;
 mod descent;
 mod groups;
 mod run;

@@ -1,9 +1,10 @@
 //! The search of one row among few clusters: every live cluster scored at once.
 //!
-//! A sweep with few cluster slots ([`DENSE_MIN_CLUSTERS`] live to [`DENSE_MAX_SLOTS`]) keeps
-//! the means in [`MeanBlocks`] and scores each row it searches against all of them in one
-//! pass, where otherwise it walks the table's lists and scores the candidates their
-//! triangle bounds leave, eight at a time. The distances have the bits of `sq_dist`, and the
+//! A sweep with few cluster slots ([`DENSE_MIN_CLUSTERS`] live to [`DENSE_ALWAYS_SLOTS`]),
+//! or with up to [`DENSE_MAX_SLOTS`] after a sweep whose walks left most candidates to be
+//! scored ([`DENSE_SHARE`]), keeps the means in [`MeanBlocks`] and scores each row it
+//! searches against all of them in one pass, where otherwise it walks the table's lists and
+//! scores the candidates their triangle bounds leave, eight at a time. The distances have the bits of `sq_dist`, and the
 //! cheapest option is taken by the same rule (strict `<` from the cost of staying, ties to
 //! the lowest slot), so the moves are those of the walk.
 //!
@@ -18,9 +19,34 @@
 use crate::RowMatrix;
 use crate::linalg::MeanBlocks;
 
-/// The most cluster slots (live or emptied) for which a sweep scores each searched row
-/// against every live cluster at once.
-pub(super) const DENSE_MAX_SLOTS: usize = 64;
+/// The most cluster slots (live or emptied) for which a sweep always scores each searched
+/// row against every live cluster at once.
+pub(super) const DENSE_ALWAYS_SLOTS: usize = 64;
+
+/// The most cluster slots for which a sweep scores each searched row against every live
+/// cluster at once when the last sweep that walked the table's lists scored at least
+/// [`DENSE_SHARE`] of the other live clusters per searched row (and not for more than
+/// [`DENSE_RECHECK`] sweeps in a row). Past 512 slots the table's lists were not measured
+/// against this search.
+pub(super) const DENSE_MAX_SLOTS: usize = 512;
+
+/// See [`DENSE_MAX_SLOTS`]. Where the clusters overlap, the walk scores a large share of
+/// them: a refined DP-means run on the first 20 000 rows of 200 000 × 50 blobs with σ = 4 at
+/// P = 3 000 (one group of 260 clusters) scored 0.34–0.49 of the others per searched row in
+/// its sweeps (up to 0.9 after a round of splits), and took 2.03–2.10 s of CPU on one thread
+/// walking, 1.36–1.39 s with this share. Where they do not, it scores few: on 8 000 × 50
+/// blobs of 15 clusters (σ = 3, P = 1 000; groups of 89–105 clusters) 0.13–0.16 once the
+/// first sweeps are past, where scoring every cluster made the run take 1.33× as long. (A
+/// share of 1/6 took that set there; 0.2, 0.25 and 0.3 gave the σ = 4 set 0.78–0.82 s on two
+/// threads, against 1.21–1.23 s walking.)
+pub(super) const DENSE_SHARE: f64 = 0.25;
+
+/// See [`DENSE_MAX_SLOTS`]: a sweep after this many that scored every cluster at once on
+/// the strength of [`DENSE_SHARE`] walks the lists again and measures the share anew, as it
+/// falls over a descent (the 8 000-row set above: 0.28 and 0.57 in its first two sweeps,
+/// then 0.13–0.15). At 8 the σ = 4 run above took 1.27–1.29 s and the 8 000-row one 0.153 s
+/// of CPU, against 1.36–1.39 s and 0.147–0.160 s at 4, and 0.137–0.146 s walking.
+pub(super) const DENSE_RECHECK: usize = 4;
 
 /// The fewest live clusters, when a sweep begins, for which it scores each searched row
 /// against every live cluster at once. With fewer the table's bounds leave one or two
@@ -119,7 +145,6 @@ fn choose(dists: &[f64], a: usize, factor: &[f64], stay: f64) -> Scored {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 fn choose_avx512(dists: &[f64], a: usize, factor: &[f64], stay: f64) -> Scored {
-    const { assert!(DENSE_MAX_SLOTS <= 64) };
     match dists.len() / 8 {
         1 => choose_blocks::<1>(dists, a, factor, stay),
         2 => choose_blocks::<2>(dists, a, factor, stay),
@@ -129,12 +154,49 @@ fn choose_avx512(dists: &[f64], a: usize, factor: &[f64], stay: f64) -> Scored {
         6 => choose_blocks::<6>(dists, a, factor, stay),
         7 => choose_blocks::<7>(dists, a, factor, stay),
         8 => choose_blocks::<8>(dists, a, factor, stay),
-        _ => choose(dists, a, factor, stay),
+        _ => choose_parts(dists, a, factor, stay),
     }
 }
 
-/// [`choose`] over `B` blocks of eight slots held in registers: the costs (+∞ for the
-/// row's own slot, the slots that cannot be joined and the padding), then the cheapest and
+/// [`choose_avx512`] past 64 slots: each part of 64 by [`choose_blocks`], the parts' answers
+/// merged in slot order.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn choose_parts(dists: &[f64], a: usize, factor: &[f64], stay: f64) -> Scored {
+    let (mut best, mut best_cost) = (None, stay);
+    let mut near = [(f64::INFINITY, usize::MAX); 3];
+    for (c, part) in dists.chunks(64).enumerate() {
+        let lo = 64 * c;
+        let f = &factor[lo..(lo + 64).min(factor.len())];
+        let own = a.wrapping_sub(lo);
+        let got = match part.len() / 8 {
+            1 => choose_blocks::<1>(part, own, f, best_cost),
+            2 => choose_blocks::<2>(part, own, f, best_cost),
+            3 => choose_blocks::<3>(part, own, f, best_cost),
+            4 => choose_blocks::<4>(part, own, f, best_cost),
+            5 => choose_blocks::<5>(part, own, f, best_cost),
+            6 => choose_blocks::<6>(part, own, f, best_cost),
+            7 => choose_blocks::<7>(part, own, f, best_cost),
+            _ => choose_blocks::<8>(part, own, f, best_cost),
+        };
+        // A later part's cheapest wins only when strictly cheaper, its near ones only when
+        // strictly nearer: the order of the scan over all slots.
+        if let Some((b, cost, d)) = got.best {
+            (best, best_cost) = (Some((lo + b, cost, d)), cost);
+        }
+        for (d, b) in got.near.into_iter().filter(|&(_, b)| b != usize::MAX) {
+            if let Some(i) = near.iter().position(|&(v, _)| d < v) {
+                near.copy_within(i..2, i + 1);
+                near[i] = (d, lo + b);
+            }
+        }
+    }
+    Scored { best, near }
+}
+
+/// [`choose`] over `B` blocks of eight slots held in registers (`a` may lie past them: the
+/// row's own slot is in another part of [`choose_parts`]): the costs (+∞ for the row's own
+/// slot, the slots that cannot be joined and the padding), then the cheapest and
 /// the three nearest, each the first place of the smallest value ([`first_smallest`]), the
 /// nearest taken out before the next is sought. The values compared are `choose`'s
 /// products and distances, so the answer is `choose`'s.
@@ -146,7 +208,7 @@ fn choose_blocks<const B: usize>(dists: &[f64], a: usize, factor: &[f64], stay: 
         _mm512_mask_mul_pd, _mm512_maskz_loadu_pd, _mm512_set1_pd, _mm512_setzero_pd,
     };
     let slots = factor.len();
-    assert!(slots <= 8 * B && dists.len() == 8 * B && a < slots);
+    assert!(slots <= 8 * B && dists.len() == 8 * B);
     let inf = _mm512_set1_pd(f64::INFINITY);
     // The one lane of block q that holds slot j, or none.
     let lane = |j: usize, q: usize| if j / 8 == q { 1u8 << (j % 8) } else { 0 };
@@ -242,7 +304,25 @@ mod tests {
             (s >> 33) % m
         };
         let mut moved = 0;
-        for k in [1, 2, 7, 8, 9, 16, 21, 33, 47, 56, 63, DENSE_MAX_SLOTS] {
+        for k in [
+            1,
+            2,
+            7,
+            8,
+            9,
+            16,
+            21,
+            33,
+            47,
+            56,
+            63,
+            64,
+            65,
+            100,
+            129,
+            200,
+            DENSE_MAX_SLOTS,
+        ] {
             let means = RowMatrix::new(k, d, (0..k * d).map(|_| next(3) as f64).collect());
             let factor: Vec<f64> = (0..k)
                 .map(|_| match next(4) {

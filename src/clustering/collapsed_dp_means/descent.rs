@@ -13,7 +13,10 @@
 //! than P. Sums and counts are kept
 //! per cluster, so a move costs O(D) after the O(K D) search.
 
-use super::dense::{DENSE_MAX_SLOTS, DENSE_MIN_CLUSTERS, DenseSearch, Scored};
+use super::dense::{
+    DENSE_ALWAYS_SLOTS, DENSE_MAX_SLOTS, DENSE_MIN_CLUSTERS, DENSE_RECHECK, DENSE_SHARE,
+    DenseSearch, Scored,
+};
 use crate::MatrixView;
 use crate::RowMatrix;
 use crate::linalg::{ROWS_AHEAD, axpy, prefetch, prefetch_one, sq_dist, sq_dist4, sq_dists_from};
@@ -41,10 +44,16 @@ pub(crate) struct Partition {
     /// How many nearest neighbours of each slot a table sorts ([`SORTED_NEIGHBOURS`];
     /// lowered by tests).
     sorted_neighbours: usize,
-    /// The fewest live clusters and the most slots for which a sweep scores every live
-    /// cluster at once ([`DenseSearch`]; [`DENSE_MIN_CLUSTERS`] and [`DENSE_MAX_SLOTS`],
-    /// changed by tests).
-    dense_range: (usize, usize),
+    /// The fewest live clusters, the most slots for which a sweep always scores every live
+    /// cluster at once ([`DenseSearch`]), and the most for which it does so when the lists
+    /// left [`DENSE_SHARE`] of the candidates to be scored ([`DENSE_MIN_CLUSTERS`],
+    /// [`DENSE_ALWAYS_SLOTS`], [`DENSE_MAX_SLOTS`]; changed by tests).
+    dense_range: (usize, usize, usize),
+    /// The share of the other live clusters that the searched rows scored in the last sweep
+    /// that walked the table's lists.
+    walk_share: Option<f64>,
+    /// Sweeps in a row that scored every cluster at once because `walk_share` was high.
+    crowded_sweeps: usize,
     /// Per slot: its 2-means was tried by a round of splits and did not pay, and no move,
     /// merge or split has touched the slot since. Its rows and the bits of its sum, hence
     /// of its mean, are then those of that try, and so would be its 2-means: the next round
@@ -665,7 +674,9 @@ impl Partition {
             table: None,
             table_max_slots: TABLE_MAX_SLOTS,
             sorted_neighbours: SORTED_NEIGHBOURS,
-            dense_range: (DENSE_MIN_CLUSTERS, DENSE_MAX_SLOTS),
+            dense_range: (DENSE_MIN_CLUSTERS, DENSE_ALWAYS_SLOTS, DENSE_MAX_SLOTS),
+            walk_share: None,
+            crowded_sweeps: 0,
             split_tried: vec![false; k],
             split_zones: Vec::new(),
             #[cfg(test)]
@@ -795,10 +806,12 @@ impl Partition {
     ///   and the walk stops once the bound of the next one, with the largest shift of any
     ///   mean in place of s_b and the smallest m_b, prunes all the rest.
     ///
-    /// With [`DENSE_MIN_CLUSTERS`] live clusters or more and at most [`DENSE_MAX_SLOTS`]
+    /// With [`DENSE_MIN_CLUSTERS`] live clusters or more and at most [`DENSE_ALWAYS_SLOTS`]
     /// slots, a row that the first two do not pass over is scored against every live cluster
     /// at once ([`DenseSearch`]) instead of walking the table; the table then serves the
-    /// zones alone.
+    /// zones alone. Up to [`DENSE_MAX_SLOTS`] slots so is every row of a sweep after one whose
+    /// walks scored at least [`DENSE_SHARE`] of the other clusters per searched row (for at
+    /// most [`DENSE_RECHECK`] sweeps before the next walk measures it again).
     ///
     /// Because candidates are not visited in index order, the cheapest is taken with ties to
     /// the lowest index, which is what the index-order scan with a strict `<` picks. A move
@@ -865,11 +878,19 @@ impl Partition {
                 _ => self.bounds.all_marked = self.bounds.clock,
             }
         }
-        // Few slots: each searched row is scored against every live cluster at once.
-        let (dense_min, dense_max) = self.dense_range;
-        let mut dense = match self.k() >= dense_min {
-            true => DenseSearch::new(&self.means, dense_max),
-            false => None,
+        // Few slots, or lists that leave most candidates to be scored: each searched row is
+        // scored against every live cluster at once.
+        let (dense_min, dense_always, dense_max) = self.dense_range;
+        let live = self.k();
+        let crowded = self.walk_share.is_some_and(|s| s >= DENSE_SHARE)
+            && self.crowded_sweeps < DENSE_RECHECK;
+        let walks = !(live >= dense_min && (self.counts.len() <= dense_always || crowded));
+        if walks || self.counts.len() > dense_always {
+            self.crowded_sweeps = if walks { 0 } else { self.crowded_sweeps + 1 };
+        }
+        let mut dense = match walks {
+            false => DenseSearch::new(&self.means, dense_max),
+            true => None,
         };
         let mut moves = 0;
         // Rows searched and candidates scored with the table (see `MeanTable::stale`).
@@ -1169,6 +1190,10 @@ impl Partition {
         }
         if let Some(t) = &mut table {
             t.account(searched, scored as f64 + PASS_COST * passed as f64);
+        }
+        if walks && searched > 0 {
+            self.walk_share =
+                Some(scored as f64 / (searched * live.saturating_sub(1).max(1)) as f64);
         }
         self.table = table;
         moves
@@ -1790,8 +1815,12 @@ mod tests {
             // 129) by scoring every cluster at once while there are few slots: here always,
             // or until openings pass 6 slots.
             p.dense_range = match dense {
-                false => (0, 0),
-                true => (0, [DENSE_MAX_SLOTS, 6][seed as usize % 2]),
+                false => (0, 0, 0),
+                true => [
+                    (0, DENSE_MAX_SLOTS, DENSE_MAX_SLOTS),
+                    (0, 6, 6),
+                    (0, 0, DENSE_MAX_SLOTS),
+                ][seed as usize % 3],
             };
             for round in 0..10 {
                 let moved = p.sweep(x.view(), &order, penalty, k_max);

@@ -140,45 +140,20 @@ fn choose(dists: &[f64], a: usize, factor: &[f64], stay: f64) -> Scored {
     Scored { best, near }
 }
 
-/// [`choose`] by AVX-512F, for every number of blocks of eight slots up to
-/// [`DENSE_MAX_SLOTS`] ([`choose_blocks`]).
+/// [`choose`] by AVX-512F: up to 64 slots by [`choose_part`], more in parts of 64 merged in
+/// slot order.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 fn choose_avx512(dists: &[f64], a: usize, factor: &[f64], stay: f64) -> Scored {
-    match dists.len() / 8 {
-        1 => choose_blocks::<1>(dists, a, factor, stay),
-        2 => choose_blocks::<2>(dists, a, factor, stay),
-        3 => choose_blocks::<3>(dists, a, factor, stay),
-        4 => choose_blocks::<4>(dists, a, factor, stay),
-        5 => choose_blocks::<5>(dists, a, factor, stay),
-        6 => choose_blocks::<6>(dists, a, factor, stay),
-        7 => choose_blocks::<7>(dists, a, factor, stay),
-        8 => choose_blocks::<8>(dists, a, factor, stay),
-        _ => choose_parts(dists, a, factor, stay),
+    if dists.len() <= 64 {
+        return choose_part(dists, a, factor, stay);
     }
-}
-
-/// [`choose_avx512`] past 64 slots: each part of 64 by [`choose_blocks`], the parts' answers
-/// merged in slot order.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn choose_parts(dists: &[f64], a: usize, factor: &[f64], stay: f64) -> Scored {
     let (mut best, mut best_cost) = (None, stay);
     let mut near = [(f64::INFINITY, usize::MAX); 3];
     for (c, part) in dists.chunks(64).enumerate() {
         let lo = 64 * c;
         let f = &factor[lo..(lo + 64).min(factor.len())];
-        let own = a.wrapping_sub(lo);
-        let got = match part.len() / 8 {
-            1 => choose_blocks::<1>(part, own, f, best_cost),
-            2 => choose_blocks::<2>(part, own, f, best_cost),
-            3 => choose_blocks::<3>(part, own, f, best_cost),
-            4 => choose_blocks::<4>(part, own, f, best_cost),
-            5 => choose_blocks::<5>(part, own, f, best_cost),
-            6 => choose_blocks::<6>(part, own, f, best_cost),
-            7 => choose_blocks::<7>(part, own, f, best_cost),
-            _ => choose_blocks::<8>(part, own, f, best_cost),
-        };
+        let got = choose_part(part, a.wrapping_sub(lo), f, best_cost);
         // A later part's cheapest wins only when strictly cheaper, its near ones only when
         // strictly nearer: the order of the scan over all slots.
         if let Some((b, cost, d)) = got.best {
@@ -194,8 +169,25 @@ fn choose_parts(dists: &[f64], a: usize, factor: &[f64], stay: f64) -> Scored {
     Scored { best, near }
 }
 
+/// [`choose_blocks`] for the number of blocks of eight in `dists` (one to eight).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn choose_part(dists: &[f64], a: usize, factor: &[f64], stay: f64) -> Scored {
+    match dists.len() / 8 {
+        1 => choose_blocks::<1>(dists, a, factor, stay),
+        2 => choose_blocks::<2>(dists, a, factor, stay),
+        3 => choose_blocks::<3>(dists, a, factor, stay),
+        4 => choose_blocks::<4>(dists, a, factor, stay),
+        5 => choose_blocks::<5>(dists, a, factor, stay),
+        6 => choose_blocks::<6>(dists, a, factor, stay),
+        7 => choose_blocks::<7>(dists, a, factor, stay),
+        _ => choose_blocks::<8>(dists, a, factor, stay),
+    }
+}
+
 /// [`choose`] over `B` blocks of eight slots held in registers (`a` may lie past them: the
-/// row's own slot is in another part of [`choose_parts`]): the costs (+∞ for the row's own
+/// row's own slot is in another part of [`choose_avx512`]): the costs (+∞ for the row's own
 /// slot, the slots that cannot be joined and the padding), then the cheapest and
 /// the three nearest, each the first place of the smallest value ([`first_smallest`]), the
 /// nearest taken out before the next is sought. The values compared are `choose`'s

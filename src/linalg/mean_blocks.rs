@@ -140,6 +140,10 @@ mod tests {
             .collect()
     }
 
+    fn bits(v: &[f64]) -> Vec<u64> {
+        v.iter().map(|x| x.to_bits()).collect()
+    }
+
     #[test]
     fn distances_have_the_bits_of_sq_dist() {
         for d in [0, 1, 3, 4, 5, 8, 50, 51, 103] {
@@ -149,6 +153,17 @@ mod tests {
                 let blocks = MeanBlocks::new(&means);
                 let mut out = vec![f64::NAN; k.div_ceil(8) * 8];
                 blocks.sq_dists(&x, &mut out);
+                // The other forms of the kernel, whichever one `sq_dists` took on this CPU.
+                let mut plain = vec![f64::NAN; out.len()];
+                sq_dists_body(&blocks.values, &x, &mut plain);
+                assert_eq!(bits(&plain), bits(&out), "portable form, d {d} k {k}");
+                #[cfg(target_arch = "x86_64")]
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    let mut wide = vec![f64::NAN; out.len()];
+                    // SAFETY: the CPU supports AVX2 (checked just above).
+                    unsafe { sq_dists_avx2(&blocks.values, &x, &mut wide) };
+                    assert_eq!(bits(&wide), bits(&out), "AVX2 form, d {d} k {k}");
+                }
                 for j in 0..k {
                     let want = sq_dist(&x, means.row(j));
                     assert_eq!(out[j].to_bits(), want.to_bits(), "d {d} k {k} slot {j}");

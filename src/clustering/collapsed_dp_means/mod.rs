@@ -129,6 +129,32 @@ mod tests {
     use crate::clustering::dp_means::{dp_means_refinement_start, random_order};
     use crate::clustering::objective::collapsed_dp_means_objective;
     use crate::restarts::run_rng;
+    use crate::{RowMatrix, clustering::model::ClusterRun};
+
+    /// The paper's run that a fit refines, in the row order of run 0 of `seed`, and the
+    /// groups of its clusters: (order, run, groups).
+    fn paper_start(
+        x: &RowMatrix,
+        penalty: f64,
+        seed: u64,
+    ) -> (Vec<usize>, ClusterRun, Vec<Vec<usize>>) {
+        let order = random_order(x.n_rows(), &mut run_rng(seed, 0));
+        let mean = crate::linalg::mean_row(x.view());
+        let start = dp_means_refinement_start(x.view(), &mean, penalty, usize::MAX, 300, &order);
+        let k = start.means.n_rows();
+        let found = groups::cluster_groups(x.view(), &start.labels, k, penalty);
+        (order, start, found)
+    }
+
+    /// The refinement's descent: merges and splits, no cap on K, at most 300 sweeps.
+    fn refinement(penalty: f64) -> DescentConfig {
+        DescentConfig {
+            penalty,
+            k_max: usize::MAX,
+            merges: true,
+            max_sweeps: 300,
+        }
+    }
 
     /// The refinement by groups on blobs far apart, each split in several clusters: at least
     /// two groups; the reported objective is the one recomputed from the labels, the trace
@@ -142,11 +168,8 @@ mod tests {
     fn groups_end_where_the_whole_descent_would_and_alike_on_any_threads() {
         let x = crate::generate::gaussian_blobs(3_000, 6, 8, 40.0, 1.0, 3).x;
         let penalty = 12.0;
-        let order = random_order(x.n_rows(), &mut run_rng(5, 0));
-        let mean = crate::linalg::mean_row(x.view());
-        let start = dp_means_refinement_start(x.view(), &mean, penalty, usize::MAX, 300, &order);
+        let (order, start, found) = paper_start(&x, penalty, 5);
         let k = start.means.n_rows();
-        let found = groups::cluster_groups(x.view(), &start.labels, k, penalty);
         assert!(found.len() >= 2, "{} groups", found.len());
         let mut ends = Vec::new();
         for tries in [1, 2] {
@@ -172,12 +195,7 @@ mod tests {
                 "tries {tries}"
             );
             assert!(end.means.n_rows() > k, "the groups split clusters");
-            let cfg = DescentConfig {
-                penalty,
-                k_max: usize::MAX,
-                merges: true,
-                max_sweeps: 300,
-            };
+            let cfg = refinement(penalty);
             let k_end = end.means.n_rows();
             let again = descend(x.view(), end.labels.clone(), k_end, &order, cfg);
             assert_eq!(again.sweeps, 1, "tries {tries}: the whole descent moved on");
@@ -195,11 +213,8 @@ mod tests {
     fn one_group_is_the_lower_of_whole_descents() {
         let x = crate::generate::gaussian_blobs(2_000, 4, 3, 1.0, 1.5, 7).x;
         let penalty = 20.0;
-        let order = random_order(x.n_rows(), &mut run_rng(2, 0));
-        let mean = crate::linalg::mean_row(x.view());
-        let start = dp_means_refinement_start(x.view(), &mean, penalty, usize::MAX, 300, &order);
+        let (order, start, found) = paper_start(&x, penalty, 2);
         let k = start.means.n_rows();
-        let found = groups::cluster_groups(x.view(), &start.labels, k, penalty);
         assert_eq!(found.len(), 1, "one group");
         let mut local = vec![usize::MAX; k];
         for (i, &c) in found[0].iter().enumerate() {
@@ -207,12 +222,7 @@ mod tests {
         }
         let labels: Vec<usize> = start.labels.iter().map(|&c| local[c]).collect();
         let grouped = cluster_by_cluster(&order, &start.labels, k);
-        let cfg = DescentConfig {
-            penalty,
-            k_max: usize::MAX,
-            merges: true,
-            max_sweeps: 300,
-        };
+        let cfg = refinement(penalty);
         let ends: Vec<_> = (0..2)
             .map(|t| {
                 let visit: Vec<usize> = groups::try_order(grouped.len(), t, 2)

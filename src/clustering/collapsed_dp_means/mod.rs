@@ -20,9 +20,8 @@ pub(crate) use run::{DescentConfig, descend, descent_to_run};
 /// (`cluster_by_cluster`).
 ///
 /// With `group_tries` = 0 the descent runs over all rows at once, and so it does with a cap
-/// on K or more than 4 096 clusters in the run (the groups' pairs are all scored). With
-/// `group_tries` = t ≥ 1, no cap on K (`k_max` = `usize::MAX`) and at most 4 096 clusters
-/// in the run, its clusters are first split into groups that do not trade rows (`groups`),
+/// on K. With `group_tries` = t ≥ 1 and no cap on K (`k_max` = `usize::MAX`), the run's
+/// clusters are first split into groups that do not trade rows (`groups`),
 /// each group descends on its own rows from t row orders, the groups side by side, and keeps
 /// its lowest end; then one descent over all rows finishes, unless `groups::settled_across`
 /// proves that no move or merge across groups pays (or there is one group).
@@ -46,7 +45,7 @@ pub fn refine(
         merges: true,
         max_sweeps,
     };
-    let by_groups = group_tries > 0 && k_max == usize::MAX && k <= groups::GROUPS_MAX_CLUSTERS;
+    let by_groups = group_tries > 0 && k_max == usize::MAX;
     let groups = if by_groups {
         groups::cluster_groups(x, &run.labels, k, penalty)
     } else {

@@ -23,7 +23,8 @@ pub use blocks::{
 pub use mean_blocks::MeanBlocks;
 pub use nearest::{Nearest, nearest_rows, nearest_rows_in_block};
 pub use screen::{
-    SCREEN_ROWS, ScreenRow, Screened, direct_nearest, screened_nearest, screened_nearest_with,
+    SCREEN_CENTRES, SCREEN_ROWS, ScreenRow, Screened, direct_nearest, screened_nearest,
+    screened_nearest_with,
 };
 
 use crate::MatrixView;

@@ -19,8 +19,8 @@
 
 use crate::clustering::mean_shifts::{SLACK, keeps_own};
 use crate::linalg::{
-    Nearest, ROWS_AHEAD, SCREEN_ROWS, axpy, prefetch, screened_nearest_with, sq_dist, sq_dist4,
-    sq_dists_to,
+    Nearest, ROWS_AHEAD, SCREEN_ROWS, axpy, prefetch, screened_nearest, screened_nearest_with,
+    sq_dist, sq_dist4, sq_dists_to,
 };
 use crate::{MatrixView, RowMatrix};
 use std::sync::Mutex;
@@ -263,19 +263,13 @@ pub(super) fn nearest_in_block(
     let mut prod = Vec::new();
     let Some(kept) = kept else {
         // No bounds: every row to the screen, straight from `x`.
-        screened_nearest_with(
-            x.rows_view(s, e),
-            means.view(),
-            m_norms,
-            &mut prod,
-            |j, _, best, _| {
-                let best = best.expect("at least one mean");
-                nearest[j] = Nearest {
-                    label: best.label,
-                    dist: best.dist,
-                };
-            },
-        );
+        screened_nearest(x.rows_view(s, e), means.view(), m_norms, |j, _, best| {
+            let best = best.expect("at least one mean");
+            nearest[j] = Nearest {
+                label: best.label,
+                dist: best.dist,
+            };
+        });
         settled(s, e, nearest);
         return (e - s) * means.n_rows();
     };

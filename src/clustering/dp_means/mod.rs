@@ -20,4 +20,7 @@ pub use params::{
     DpMeansValidParams, DpVariant, LARGE_DATA_REFINED, LARGE_DATA_RESTARTS, LARGE_DATA_TRIES,
     REFINE_EVERY_RUN_MAX_VALUES, default_restarts, random_order, refine_tries,
 };
-pub use sweep::{REFINE_START_SHARE, dp_means_refinement_start, dp_means_run};
+pub use sweep::{
+    LARGE_DATA_START_SHARE, REFINE_START_SHARE, dp_means_refinement_start, dp_means_run,
+    refine_start_share,
+};

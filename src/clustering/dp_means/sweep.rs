@@ -41,8 +41,14 @@ use crate::linalg::{
 /// row by row. Waves start at `FIRST_WAVE_ROWS` and double up to this size, so the
 /// many clusters opened early in the first sweep soon join the GEMM. The schedule depends on
 /// row positions only (not on the thread count), which fixes which distances are computed
-/// which way: the result is the same for any number of threads.
-const WAVE_ROWS: usize = 8 * BLOCK_ROWS;
+/// which way: the result is the same for any number of threads. (Labels and distances are
+/// the direct search's either way, so the size changes no answer, only the time: rows checked
+/// one by one against a wave's own openings cost more than the GEMM's share, and two blocks
+/// keep both threads busy. On 200 000 × 50 blobs, two threads, default fits: at P = 100
+/// (5 484 clusters opened in the first sweep) 4.19–4.23 s against 4.33–4.46 s at 8 blocks
+/// and 4.50–4.51 s at one; at P = 50 (152 163 opened) 106.2 s against 115.4 s; at P = 150
+/// and 1 000 within 2 %; docs/speed.md §4.)
+const WAVE_ROWS: usize = 2 * BLOCK_ROWS;
 
 /// How far ahead of the row being visited the next rows' data are prefetched.
 const VISIT_AHEAD: usize = 16;

@@ -85,10 +85,16 @@ fn groups_with_anchors(
             }
         }
     }
-    let mut index = vec![usize::MAX; k];
+    parts(&mut parent, &live)
+}
+
+/// The parts of a union-find forest over the clusters, of the clusters `live` (in increasing
+/// order): each part its clusters in that order, the parts in the order of their first.
+fn parts(parent: &mut [usize], live: &[usize]) -> Vec<Vec<usize>> {
+    let mut index = vec![usize::MAX; parent.len()];
     let mut groups: Vec<Vec<usize>> = Vec::new();
-    for &c in &live {
-        let r = root(&mut parent, c);
+    for &c in live {
+        let r = root(parent, c);
         if index[r] == usize::MAX {
             index[r] = groups.len();
             groups.push(Vec::new());
@@ -523,17 +529,8 @@ mod tests {
                 }
             }
         }
-        let mut groups: Vec<Vec<usize>> = Vec::new();
-        let mut index = vec![usize::MAX; k];
-        for c in (0..k).filter(|&c| count[c] > 0) {
-            let r = root(&mut parent, c);
-            if index[r] == usize::MAX {
-                index[r] = groups.len();
-                groups.push(Vec::new());
-            }
-            groups[index[r]].push(c);
-        }
-        groups
+        let live: Vec<usize> = (0..k).filter(|&c| count[c] > 0).collect();
+        parts(&mut parent, &live)
     }
 
     /// The anchors' shortcuts change no group: on blobs at several distances (some near

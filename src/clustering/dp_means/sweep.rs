@@ -637,6 +637,15 @@ mod tests {
         }
     }
 
+    /// How many rows two runs label differently.
+    fn changed(a: &ClusterRun, b: &ClusterRun) -> usize {
+        a.labels
+            .iter()
+            .zip(&b.labels)
+            .filter(|(p, q)| p != q)
+            .count()
+    }
+
     #[test]
     fn a_refinement_start_is_the_runs_first_sweeps() {
         use crate::generate::gaussian_blobs;
@@ -671,13 +680,6 @@ mod tests {
         let (two, one) = (cut_at(early.n_iter - 2), cut_at(early.n_iter - 1));
         let k = early.means.n_rows();
         assert!(two.means.n_rows() == k && one.means.n_rows() == k);
-        let changed = |a: &ClusterRun, b: &ClusterRun| {
-            a.labels
-                .iter()
-                .zip(&b.labels)
-                .filter(|(p, q)| p != q)
-                .count()
-        };
         assert!(changed(&one, &early) < n / REFINE_START_SHARE);
         assert!(changed(&two, &one) >= n / REFINE_START_SHARE);
         // Without a share (fewer rows than REFINE_START_SHARE), the paper's run itself.
@@ -717,13 +719,6 @@ mod tests {
             early.n_iter
         );
         let (two, one) = (cut_at(early.n_iter - 2), cut_at(early.n_iter - 1));
-        let changed = |a: &ClusterRun, b: &ClusterRun| {
-            a.labels
-                .iter()
-                .zip(&b.labels)
-                .filter(|(p, q)| p != q)
-                .count()
-        };
         assert!(changed(&one, &early) < n / LARGE_DATA_START_SHARE);
         if early.n_iter > 2 {
             assert!(changed(&two, &one) >= n / LARGE_DATA_START_SHARE);

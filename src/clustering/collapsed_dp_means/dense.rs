@@ -26,9 +26,13 @@ pub(super) const DENSE_ALWAYS_SLOTS: usize = 64;
 /// The most cluster slots for which a sweep scores each searched row against every live
 /// cluster at once when the last sweep that walked the table's lists scored at least
 /// [`DENSE_SHARE`] of the other live clusters per searched row (and not for more than
-/// [`DENSE_RECHECK`] sweeps in a row). Past 512 slots the table's lists were not measured
-/// against this search.
-pub(super) const DENSE_MAX_SLOTS: usize = 512;
+/// [`DENSE_RECHECK`] sweeps in a row). As many as the table is kept for
+/// (`TABLE_MAX_SLOTS`), past which a sweep scores every live cluster by other means. Raised
+/// from 512 on 2026-12-05: on 200 000 × 50 blobs at P = 50, whose groups hold up
+/// to 1 598 clusters, a default fit took 83.5 s against 106.2 s, the same objective; on the
+/// σ = 4 blobs (20 000 × 50) at P = 1 000 and 500, where the share rule keeps walking, the same
+/// times (docs/speed.md §4).
+pub(super) const DENSE_MAX_SLOTS: usize = 4096;
 
 /// See [`DENSE_MAX_SLOTS`]. Where the clusters overlap, the walk scores a large share of
 /// them: a refined DP-means run on the first 20 000 rows of 200 000 × 50 blobs with σ = 4 at
@@ -313,6 +317,7 @@ mod tests {
             100,
             129,
             200,
+            700,
             DENSE_MAX_SLOTS,
         ] {
             let means = RowMatrix::new(k, d, (0..k * d).map(|_| next(3) as f64).collect());

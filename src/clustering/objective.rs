@@ -88,29 +88,16 @@ pub fn cluster_means(x: MatrixView<'_>, labels: &[usize], k: usize) -> RowMatrix
         x.n_rows(),
         BLOCK_ROWS,
         |_, s, e| {
-            // The block's clusters only (at most its rows), each a slot in order of first
-            // appearance: with many clusters a block touches few, and a zeroed K × D sum per
-            // block (61 MB at 152 163 clusters of 50 values) would cost more than its rows.
-            let mut slot = vec![u32::MAX; k];
-            let (mut touched, mut part, mut cnt) = (Vec::new(), Vec::new(), Vec::new());
+            let mut part = BlockSums::new(k, d);
             for n in s..e {
-                let c = labels[n];
-                if slot[c] == u32::MAX {
-                    slot[c] = touched.len() as u32;
-                    touched.push(c);
-                    part.resize(part.len() + d, 0.0);
-                    cnt.push(0usize);
-                }
-                let i = slot[c] as usize;
-                axpy(1.0, x.row(n), &mut part[i * d..(i + 1) * d]);
-                cnt[i] += 1;
+                part.add(x.row(n), labels[n]);
             }
-            (touched, part, cnt)
+            part
         },
-        |(touched, part, cnt)| {
-            for (i, &j) in touched.iter().enumerate() {
-                axpy(1.0, &part[i * d..(i + 1) * d], sums.row_mut(j));
-                counts[j] += cnt[i];
+        |part| {
+            for (j, sum, count) in part.slots() {
+                axpy(1.0, sum, sums.row_mut(j));
+                counts[j] += count;
             }
         },
     );
@@ -121,6 +108,64 @@ pub fn cluster_means(x: MatrixView<'_>, labels: &[usize], k: usize) -> RowMatrix
         }
     }
     sums
+}
+
+/// The sums of one block's rows by cluster (clusters `0..k`), kept for the clusters the block
+/// touches only, each in a slot in order of first appearance: a block touches at most as many
+/// clusters as it has rows, where a zeroed K × D sum per block cost more than its rows once
+/// K ran into the tens of thousands (61 MB a block at 152 163 clusters of 50 values). Each
+/// cluster's sum runs over the block's rows in order from zero, as a full K × D sum's does,
+/// so the sums a caller adds up block by block have the same bits.
+pub(crate) struct BlockSums {
+    /// Each cluster's slot, `u32::MAX` for none.
+    slot: Vec<u32>,
+    /// Each slot's cluster, sum (`d` values) and count.
+    labels: Vec<usize>,
+    sums: Vec<f64>,
+    counts: Vec<usize>,
+    d: usize,
+}
+
+impl BlockSums {
+    pub(crate) fn new(k: usize, d: usize) -> Self {
+        Self {
+            slot: vec![u32::MAX; k],
+            labels: Vec::new(),
+            sums: Vec::new(),
+            counts: Vec::new(),
+            d,
+        }
+    }
+
+    pub(crate) fn add(&mut self, row: &[f64], label: usize) {
+        if label >= self.slot.len() {
+            self.slot.resize(label + 1, u32::MAX);
+        }
+        if self.slot[label] == u32::MAX {
+            self.slot[label] = self.labels.len() as u32;
+            self.labels.push(label);
+            self.sums.resize(self.sums.len() + self.d, 0.0);
+            self.counts.push(0);
+        }
+        let i = self.slot[label] as usize;
+        axpy(1.0, row, &mut self.sums[i * self.d..(i + 1) * self.d]);
+        self.counts[i] += 1;
+    }
+
+    /// How many clusters the block's labels range over (at least the `k` it was made for).
+    pub(crate) fn k(&self) -> usize {
+        self.slot.len()
+    }
+
+    /// Each touched cluster's label, sum and count, in order of first appearance.
+    pub(crate) fn slots(&self) -> impl Iterator<Item = (usize, &[f64], usize)> {
+        let d = self.d;
+        self.labels
+            .iter()
+            .zip(&self.counts)
+            .enumerate()
+            .map(move |(i, (&j, &c))| (j, &self.sums[i * d..(i + 1) * d], c))
+    }
 }
 
 #[cfg(test)]

@@ -29,9 +29,9 @@ pub(super) const DENSE_ALWAYS_SLOTS: usize = 64;
 /// [`DENSE_RECHECK`] sweeps in a row). As many as the table is kept for
 /// (`TABLE_MAX_SLOTS`), past which a sweep scores every live cluster by other means. Raised
 /// from 512 on 2026-12-05: on 200 000 × 50 blobs at P = 50, whose groups hold up
-/// to 1 598 clusters, a default fit took 83.5 s against 106.2 s, the same objective; on the
-/// σ = 4 blobs (20 000 × 50) at P = 1 000 and 500, where the share rule keeps walking, the same
-/// times (docs/speed.md §4).
+/// to 1 598 clusters, a default fit took 78.4–83.5 s against 106.2 s, the same objective; on
+/// the σ = 4 blobs (20 000 × 50) at P = 1 000 and 500 the same times and objectives
+/// (docs/speed.md §4).
 pub(super) const DENSE_MAX_SLOTS: usize = 4096;
 
 /// See [`DENSE_MAX_SLOTS`]. Where the clusters overlap, the walk scores a large share of

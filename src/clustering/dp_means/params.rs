@@ -311,7 +311,7 @@ impl DpMeansValidParams {
 
 /// Whether N × D data count as large for DP-means' defaults: more than
 /// [`REFINE_EVERY_RUN_MAX_VALUES`] values.
-fn large_data(n: usize, d: usize) -> bool {
+pub(super) fn large_data(n: usize, d: usize) -> bool {
     n.saturating_mul(d) > REFINE_EVERY_RUN_MAX_VALUES
 }
 

@@ -25,12 +25,12 @@
 //! no bound behind: the rows visited before the opening never saw it.
 
 use super::bounds::{GroupBounds, Kept, nearest_in_block};
-use super::params::REFINE_EVERY_RUN_MAX_VALUES;
+use super::params::large_data;
 use crate::MatrixView;
 use crate::RowMatrix;
 use crate::clustering::mean_shifts::half_gaps;
 use crate::clustering::model::ClusterRun;
-use crate::clustering::objective::dp_means_objective;
+use crate::clustering::objective::{BlockSums, dp_means_objective};
 use crate::linalg::{
     BLOCK_ROWS, Nearest, axpy, ordered_block_reduce, prefetch_one, row_sq_norms, screened_nearest,
     sq_dist,
@@ -106,7 +106,7 @@ pub fn dp_means_refinement_start(
 /// where the refinement starts").
 pub const REFINE_START_SHARE: usize = 100;
 
-/// On data of more than [`REFINE_EVERY_RUN_MAX_VALUES`] values, where the refinement goes by
+/// On data of more than [`REFINE_EVERY_RUN_MAX_VALUES`](super::REFINE_EVERY_RUN_MAX_VALUES) values, where the refinement goes by
 /// groups of clusters, a run to be refined stops once a sweep changes fewer than
 /// N/`LARGE_DATA_START_SHARE` labels. There the groups' exact sweeps finish what is left for
 /// less than the paper's sweeps would cost. On 200 000 × 50 blobs at P = 100 the run now
@@ -117,9 +117,9 @@ pub const REFINE_START_SHARE: usize = 100;
 pub const LARGE_DATA_START_SHARE: usize = 2;
 
 /// The share of [`dp_means_refinement_start`] for N × D data: [`REFINE_START_SHARE`], or
-/// [`LARGE_DATA_START_SHARE`] on data of more than [`REFINE_EVERY_RUN_MAX_VALUES`] values.
+/// [`LARGE_DATA_START_SHARE`] on data of more than [`REFINE_EVERY_RUN_MAX_VALUES`](super::REFINE_EVERY_RUN_MAX_VALUES) values.
 pub fn refine_start_share(n: usize, d: usize) -> usize {
-    if n.saturating_mul(d) > REFINE_EVERY_RUN_MAX_VALUES {
+    if large_data(n, d) {
         LARGE_DATA_START_SHARE
     } else {
         REFINE_START_SHARE
@@ -434,49 +434,6 @@ fn base_pass(
     out
 }
 
-/// The sums of one block's rows by cluster (clusters `0..k`), kept for the clusters the block
-/// touches only, each in a slot in order of first appearance: a block touches at most as many
-/// clusters as it has rows, where a zeroed K × D sum per block cost more than its rows once
-/// K ran into the tens of thousands (61 MB a block at 152 163 clusters of 50 values). Each
-/// cluster's sum runs over the block's rows in order from zero, as a full K × D sum's does,
-/// so [`ClusterSums::add_block`] adds the same bits.
-struct BlockSums {
-    /// Each cluster's slot, `u32::MAX` for none.
-    slot: Vec<u32>,
-    /// Each slot's cluster, sum (`d` values) and count.
-    labels: Vec<usize>,
-    sums: Vec<f64>,
-    counts: Vec<usize>,
-    d: usize,
-}
-
-impl BlockSums {
-    fn new(k: usize, d: usize) -> Self {
-        Self {
-            slot: vec![u32::MAX; k],
-            labels: Vec::new(),
-            sums: Vec::new(),
-            counts: Vec::new(),
-            d,
-        }
-    }
-
-    fn add(&mut self, row: &[f64], label: usize) {
-        if label >= self.slot.len() {
-            self.slot.resize(label + 1, u32::MAX);
-        }
-        if self.slot[label] == u32::MAX {
-            self.slot[label] = self.labels.len() as u32;
-            self.labels.push(label);
-            self.sums.resize(self.sums.len() + self.d, 0.0);
-            self.counts.push(0);
-        }
-        let i = self.slot[label] as usize;
-        axpy(1.0, row, &mut self.sums[i * self.d..(i + 1) * self.d]);
-        self.counts[i] += 1;
-    }
-}
-
 /// Per-cluster sums of member rows and member counts; grows as clusters are opened.
 struct ClusterSums {
     sums: RowMatrix,
@@ -526,11 +483,10 @@ impl ClusterSums {
 
     /// Adds a block's sums ([`BlockSums`]), growing to its clusters.
     fn add_block(&mut self, part: &BlockSums) {
-        self.grow_to(part.slot.len());
-        let d = part.d;
-        for (i, &j) in part.labels.iter().enumerate() {
-            axpy(1.0, &part.sums[i * d..(i + 1) * d], self.sums.row_mut(j));
-            self.counts[j] += part.counts[i];
+        self.grow_to(part.k());
+        for (j, sum, count) in part.slots() {
+            axpy(1.0, sum, self.sums.row_mut(j));
+            self.counts[j] += count;
         }
     }
 

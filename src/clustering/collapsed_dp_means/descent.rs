@@ -17,6 +17,7 @@ use super::dense::{
     DENSE_ALWAYS_SLOTS, DENSE_MAX_SLOTS, DENSE_MIN_CLUSTERS, DENSE_RECHECK, DENSE_SHARE,
     DenseSearch, Scored,
 };
+use super::memo::{ChangeLog, Cheapest, MEMO_KEPT, NO_SLOT, RowMemo};
 use crate::MatrixView;
 use crate::RowMatrix;
 use crate::linalg::{ROWS_AHEAD, axpy, prefetch, prefetch_one, sq_dist, sq_dist4, sq_dists_from};
@@ -33,6 +34,16 @@ pub(crate) struct Partition {
     free: Vec<usize>,
     /// Row bounds that let a sweep pass over rows that cannot move; see [`RowBounds`].
     bounds: RowBounds,
+    /// The slots touched, in order, for the rows' memos.
+    changes: ChangeLog,
+    /// Per row, what its last full search without a table learnt (see [`super::memo`]);
+    /// empty until a sweep runs without a table.
+    memos: Vec<RowMemo>,
+    /// The most touches per live cluster since a memo was made for it to be read
+    /// ([`MEMO_MAX_TOUCHES`]; raised by tests).
+    memo_max_touches: usize,
+    /// How many clusters a memo keeps ([`MEMO_KEPT`]; lowered by tests).
+    memo_kept: usize,
     /// The change of J made by the moves, merges and splits so far: each one's exact cost
     /// difference (negative), summed as it is made.
     pub change: f64,
@@ -83,6 +94,9 @@ pub(crate) struct Partition {
     /// sweep as openings passed the most slots of `dense_range`.
     #[cfg(test)]
     dense: (usize, usize),
+    /// Rows decided by their memos, and rows whose memos could not decide.
+    #[cfg(test)]
+    recalled: (usize, usize),
 }
 
 /// Per-row bounds kept across sweeps (Hamerly's, with the nearest other cluster kept apart
@@ -234,6 +248,32 @@ impl Batch {
         }
         self.len = 0;
     }
+
+    /// Scores the waiting clusters as [`Batch::score`] does, offering each to `cheapest`
+    /// alone, and empties the batch.
+    #[inline(always)]
+    fn offer(&mut self, cheapest: &mut Cheapest, xn: &[f64], means: &RowMatrix, factor: &[f64]) {
+        let mut slots = &self.slots[..self.len];
+        if let Ok(eight) = <[usize; 8]>::try_from(slots) {
+            let dist = sq_dists_from(xn, eight.map(|b| means.row(b)));
+            for (b, d) in eight.into_iter().zip(dist) {
+                cheapest.offer(b, factor[b] * d, d);
+            }
+            slots = &[];
+        }
+        if let [b0, b1, b2, b3, ..] = *slots {
+            let dist = sq_dist4([xn; 4], [b0, b1, b2, b3].map(|b| means.row(b)));
+            for (b, d) in [b0, b1, b2, b3].into_iter().zip(dist) {
+                cheapest.offer(b, factor[b] * d, d);
+            }
+            slots = &slots[4..];
+        }
+        for &b in slots {
+            let d = sq_dist(xn, means.row(b));
+            cheapest.offer(b, factor[b] * d, d);
+        }
+        self.len = 0;
+    }
 }
 
 /// The candidates offered to one row's search with the table: each is passed by its
@@ -309,6 +349,14 @@ const ZONE_TESTS_PER_ROW: usize = 8;
 /// 20 000 × 50 overlapping blobs (σ = 4, P = 1 000, 13 000 slots) every searched row went past
 /// its list, and a refined run took 84.7 s against 70–72 s without a table.
 pub(crate) const TABLE_MAX_SLOTS: usize = 4096;
+
+/// A row's memo is read instead of a full search (see [`super::memo`]) only while the
+/// touches since it was made number at most `MEMO_MAX_TOUCHES` times the live clusters: the
+/// touches are read, and each slot touched is scored again. On 20 000 × 50 blobs with
+/// σ = 4 at P = 1 000 (one group of 12 999 clusters, two tries on two threads), with an
+/// earlier form of the searches that made memos, the refinement took 12.1 s at ½, 10.4 s
+/// at 1, 9.9 s at 2 and 10.1 s at 4 or reading every memo (docs/speed.md §4).
+const MEMO_MAX_TOUCHES: usize = 2;
 
 /// One row's bounds (see [`RowBounds`]); 64 bytes, one cache line.
 #[derive(Clone, Copy)]
@@ -604,6 +652,19 @@ impl Search {
         search
     }
 
+    /// The search of a row whose costs went to `cheapest` (every live cluster but its own,
+    /// or a memo's recall): the best and the nearest among those held, and the rest at
+    /// least the root of the floor away (joining b costs m_b/(m_b + 1) < 1 times the
+    /// squared distance, so that is at least the cost).
+    fn from_cheapest(stay: f64, cheapest: &Cheapest) -> Self {
+        let mut search = Self::new(stay);
+        for (cost, dist, b) in cheapest.held() {
+            search.scored(b, cost, dist.sqrt());
+        }
+        search.rest = cheapest.floor().sqrt() * (1.0 - 1e-12);
+        search
+    }
+
     /// Cluster b pruned: its distance is at least `bound`.
     fn passed(&mut self, b: usize, bound: f64) {
         self.seen(b, bound);
@@ -670,6 +731,10 @@ impl Partition {
             means: RowMatrix::zeros(k, d),
             free: Vec::new(),
             bounds: RowBounds::unknown(x.n_rows(), k),
+            changes: ChangeLog::default(),
+            memos: Vec::new(),
+            memo_max_touches: MEMO_MAX_TOUCHES,
+            memo_kept: MEMO_KEPT,
             change: 0.0,
             table: None,
             table_max_slots: TABLE_MAX_SLOTS,
@@ -691,6 +756,8 @@ impl Partition {
             tails: 0,
             #[cfg(test)]
             dense: (0, 0),
+            #[cfg(test)]
+            recalled: (0, 0),
         };
         for j in 0..k {
             if p.counts[j] == 0 {
@@ -709,6 +776,7 @@ impl Partition {
 
     /// Sets slot j's mean from its sum and count; returns how far the mean moved.
     fn refresh_mean(&mut self, j: usize) -> f64 {
+        self.changes.touch(j);
         let inv = 1.0 / self.counts[j] as f64;
         let (s, m) = (self.sums.row(j), self.means.row_mut(j));
         let mut moved = 0.0;
@@ -738,6 +806,7 @@ impl Partition {
         if self.counts[from] == 0 {
             self.sums.row_mut(from).fill(0.0);
             self.free.push(from);
+            self.changes.touch(from);
         } else {
             from_moved = self.refresh_mean(from);
             self.bounds.min_count = self.bounds.min_count.min(self.counts[from]);
@@ -1060,16 +1129,47 @@ impl Partition {
                 score.finish(&mut search);
                 (passed, scored) = (passed + score.passed, scored + score.scored);
             } else {
-                // No table (too many slots): every live cluster is scored, eight at a time.
-                search = Search::new(stay);
-                let mut batch = Batch::default();
+                // No table (too many slots): the row's memo decides if it can, else every
+                // live cluster is scored, eight at a time, and makes the row's new memo.
                 let xn = x.row(n);
-                for b in (0..factor.len()).filter(|&b| b != a && factor[b] > 0.0) {
-                    if batch.push(b) {
-                        batch.score(&mut search, xn, &self.means, &factor);
+                let epoch = self.changes.epoch();
+                if self.memos.is_empty() {
+                    self.memos = vec![RowMemo::NONE; x.n_rows()];
+                }
+                let memo = self.memos[n];
+                let recent = memo.epoch <= epoch
+                    && (epoch - memo.epoch) as usize <= self.memo_max_touches.saturating_mul(live);
+                let recalled = if recent {
+                    self.recall(xn, a, stay, &factor, &memo)
+                } else {
+                    None
+                };
+                #[cfg(test)]
+                if recent {
+                    match recalled {
+                        Some(_) => self.recalled.0 += 1,
+                        None => self.recalled.1 += 1,
                     }
                 }
-                batch.score(&mut search, xn, &self.means, &factor);
+                search = match recalled {
+                    Some((s, cheapest)) => {
+                        self.memos[n] = cheapest.memo(epoch, self.memo_kept);
+                        s
+                    }
+                    None => {
+                        let mut cheapest = Cheapest::new(f64::INFINITY);
+                        let mut batch = Batch::default();
+                        for b in (0..factor.len()).filter(|&b| b != a && factor[b] > 0.0) {
+                            if batch.push(b) {
+                                batch.offer(&mut cheapest, xn, &self.means, &factor);
+                            }
+                        }
+                        batch.offer(&mut cheapest, xn, &self.means, &factor);
+                        let s = Search::from_cheapest(stay, &cheapest);
+                        self.memos[n] = cheapest.memo(epoch, self.memo_kept);
+                        s
+                    }
+                };
             }
             let mut best = search.best.map(Some);
             // A singleton moving to a new cluster changes nothing, so only others may open one.
@@ -1197,6 +1297,43 @@ impl Partition {
         }
         self.table = table;
         moves
+    }
+
+    /// The search of row `xn` (in slot a, where staying costs `stay`) from its memo: the
+    /// clusters it kept that no change has touched since, at their kept costs, and every
+    /// live slot touched since, scored now. It decides exactly when the cheapest of these
+    /// is below the memo's floor, which bounds the cost of every other untouched cluster, or
+    /// when none is below the cost of staying and neither is the floor; else `None`. With
+    /// the search, the row's new memo so far (its floor is the old one's, or lower).
+    fn recall(
+        &self,
+        xn: &[f64],
+        a: usize,
+        stay: f64,
+        factor: &[f64],
+        memo: &RowMemo,
+    ) -> Option<(Search, Cheapest)> {
+        let mut cheapest = Cheapest::new(memo.floor);
+        for &(dist, b) in &memo.kept {
+            let b = b as usize;
+            if b as u32 == NO_SLOT || b == a || self.changes.touched_after(b, memo.epoch) {
+                continue;
+            }
+            cheapest.offer(b, factor[b] * dist, dist);
+        }
+        let mut batch = Batch::default();
+        for b in self.changes.since(memo.epoch) {
+            if b != a && factor[b] > 0.0 && batch.push(b) {
+                batch.offer(&mut cheapest, xn, &self.means, factor);
+            }
+        }
+        batch.offer(&mut cheapest, xn, &self.means, factor);
+        let search = Search::from_cheapest(stay, &cheapest);
+        let decided = match search.best {
+            Some(_) => search.best_cost < memo.floor,
+            None => memo.floor >= stay,
+        };
+        decided.then_some((search, cheapest))
     }
 
     /// The table of distances between the live means, built now: each slot's distances by
@@ -1399,6 +1536,7 @@ impl Partition {
         axpy(1.0, &sb, self.sums.row_mut(a));
         self.sums.row_mut(b).fill(0.0);
         self.free.push(b);
+        self.changes.touch(b);
         let moved = self.refresh_mean(a);
         self.bounds.moved(a, moved);
         self.bounds.drift += moved;
@@ -1761,6 +1899,7 @@ mod tests {
         let (mut skipped, mut without_table, mut dropped, mut settled) = (0, 0, 0, 0);
         let (mut tails, mut kept, mut stale, mut zone_tails) = (0, 0, 0, 0);
         let (mut dense_rows, mut dense_dropped) = (0, 0);
+        let (mut recalled, mut unrecalled) = (0, 0);
         for run in 0..190u64 {
             let (seed, dense) = if run < 130 {
                 (run, false)
@@ -1858,12 +1997,15 @@ mod tests {
             stale += p.kept_tables.1;
             dense_rows += p.dense.0;
             dense_dropped += p.dense.1;
+            recalled += p.recalled.0;
+            unrecalled += p.recalled.1;
         }
         eprintln!(
             "skipped {skipped}, settled {settled}, sweeps without a table {without_table}, \
              dropped {dropped}, searches past their lists {tails}, zone walks past their \
              lists {zone_tails}, tables kept {kept}, rebuilt as stale {stale}, rows scored \
-             against every cluster {dense_rows}, such searches dropped {dense_dropped}"
+             against every cluster {dense_rows}, such searches dropped {dense_dropped}, \
+             rows decided by their memos {recalled}, not {unrecalled}"
         );
         assert!(
             dense_rows > 1000 && dense_dropped > 5,
@@ -1891,6 +2033,72 @@ mod tests {
         assert!(
             dropped >= 4,
             "only {dropped} tables were dropped as clusters opened"
+        );
+    }
+
+    /// Without a table, rows decided by their memos move exactly as full searches would:
+    /// sweeps, merges and splits against the unpruned sweeps, on data of ties (a grid) and
+    /// without, with and without a cap on K, from many clusters (so that a memo keeps few
+    /// of them and its floor matters). Fails if a touched slot is read from a memo, a
+    /// slot emptied or reused keeps its memo's cost, the floor lets a decision through that
+    /// an unkept cluster could change, or ties go otherwise than to the lowest slot.
+    #[test]
+    fn memos_decide_as_full_searches() {
+        let (mut recalled, mut unrecalled) = (0, 0);
+        for seed in 0..40u64 {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let (n, d, k) = (400, 1 + seed as usize % 3, 40 + seed as usize % 60);
+            let grid = seed % 2 == 0;
+            let v = (0..n * d)
+                .map(|_| {
+                    let u = 20.0 * rng.random::<f64>();
+                    if grid { u.floor() } else { u }
+                })
+                .collect();
+            let x = RowMatrix::new(n, d, v);
+            let labels: Vec<usize> = (0..n).map(|_| rng.random_range(0..k)).collect();
+            let order: Vec<usize> = (0..n).map(|i| (i * 7 + seed as usize) % n).collect();
+            let penalty = [0.5, 2.0, 8.0, 30.0][seed as usize / 2 % 4];
+            let k_max = if seed % 5 == 4 { k + 5 } else { usize::MAX };
+            let (mut p, mut q) = (
+                Partition::new(x.view(), labels.clone(), k),
+                Partition::new(x.view(), labels, k),
+            );
+            p.table_max_slots = 0;
+            p.dense_range = (0, 0, 0);
+            // Memos read however much has changed since (where the floor decides often).
+            if seed % 3 == 0 {
+                p.memo_max_touches = usize::MAX;
+            }
+            // Memos of the cheapest one, two or three (the floor the next one's cost).
+            p.memo_kept = 1 + seed as usize / 3 % 3;
+            for round in 0..12 {
+                let what = format!("seed {seed} round {round}");
+                let moved = p.sweep(x.view(), &order, penalty, k_max);
+                assert_eq!(
+                    moved,
+                    q.sweep_unpruned(&x, &order, penalty, k_max),
+                    "{what}"
+                );
+                assert_eq!(p.labels, q.labels, "{what}");
+                assert_eq!(p.means, q.means, "{what}");
+                p.assert_bounds_hold(&x, &what);
+                if moved == 0 {
+                    let merged = p.merge_while_better(penalty);
+                    assert_eq!(merged, q.merge_while_better(penalty), "{what}");
+                    if merged == 0 {
+                        let split = p.split_while_better(x.view(), penalty, k_max);
+                        assert_eq!(split, q.split_while_better(x.view(), penalty, k_max));
+                    }
+                }
+            }
+            recalled += p.recalled.0;
+            unrecalled += p.recalled.1;
+        }
+        eprintln!("rows decided by their memos {recalled}, not {unrecalled}");
+        assert!(
+            recalled > 5000 && unrecalled > 500,
+            "rows decided by their memos {recalled}, not {unrecalled}"
         );
     }
 

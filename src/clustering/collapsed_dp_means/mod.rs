@@ -7,6 +7,7 @@
 mod dense;
 mod descent;
 mod groups;
+mod memo;
 mod run;
 
 use crate::MatrixView;

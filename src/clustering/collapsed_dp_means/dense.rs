@@ -107,6 +107,11 @@ impl DenseSearch {
         true
     }
 
+    /// The squared distances of the last row scored to every slot (and the padding).
+    pub fn dists(&self) -> &[f64] {
+        &self.dists
+    }
+
     /// Row `xn` of cluster `a`, which costs `stay` to keep there: joining slot b costs
     /// `factor[b]` (m_b/(m_b + 1); 0 for an empty slot, which cannot be joined) times the
     /// squared distance. `factor` has one entry per slot.

@@ -39,9 +39,10 @@ pub(crate) struct Partition {
     /// Per row, what its last full search without a table learnt (see [`super::memo`]);
     /// empty until a sweep runs without a table.
     memos: Vec<RowMemo>,
-    /// The most touches per live cluster since a memo was made for it to be read
-    /// ([`MEMO_MAX_TOUCHES`]; raised by tests).
-    memo_max_touches: usize,
+    /// Whether a memo is read however many touches ago it was made, and the fewest live
+    /// clusters for which the dense search makes memos ([`DENSE_MEMO_MIN_CLUSTERS`]):
+    /// changed by tests.
+    memo_rules: (bool, usize),
     /// How many clusters a memo keeps ([`MEMO_KEPT`]; lowered by tests).
     memo_kept: usize,
     /// The change of J made by the moves, merges and splits so far: each one's exact cost
@@ -351,12 +352,28 @@ const ZONE_TESTS_PER_ROW: usize = 8;
 pub(crate) const TABLE_MAX_SLOTS: usize = 4096;
 
 /// A row's memo is read instead of a full search (see [`super::memo`]) only while the
-/// touches since it was made number at most `MEMO_MAX_TOUCHES` times the live clusters: the
-/// touches are read, and each slot touched is scored again. On 20 000 × 50 blobs with
-/// σ = 4 at P = 1 000 (one group of 12 999 clusters, two tries on two threads), with an
-/// earlier form of the searches that made memos, the refinement took 12.1 s at ½, 10.4 s
-/// at 1, 9.9 s at 2 and 10.1 s at 4 or reading every memo (docs/speed.md §4).
+/// touches since it was made number at most `MEMO_MAX_TOUCHES` times the live clusters, in a
+/// sweep without a table (at most 1/[`DENSE_MEMO_SHARE`] of them where the dense search
+/// scores every cluster): the touches are read, and each slot touched is scored again. On
+/// 20 000 × 50 blobs with σ = 4 at P = 1 000 (one group of 12 999 clusters, two tries on
+/// two threads), with an earlier form of the searches that made memos, the refinement took
+/// 12.1 s at ½, 10.4 s at 1, 9.9 s at 2 and 10.1 s at 4 or reading every memo
+/// (docs/speed.md §4).
 const MEMO_MAX_TOUCHES: usize = 2;
+
+/// See [`MEMO_MAX_TOUCHES`]. The dense search scores all the clusters at little more than
+/// the cost of scoring a few of them one by one, so a memo pays there only when few have
+/// changed: a default fit of 200 000 × 50 blobs at P = 50 (groups of up to 1 598 clusters)
+/// took 65.3 s at 2, 66.8 s at 1, 66.9 s reading memos up to 2 K touches old, and 69.4 s
+/// at 8, against 79.9 s without memos, the same objective.
+const DENSE_MEMO_SHARE: usize = 2;
+
+/// The fewest live clusters for which the dense search makes each row it scores a memo. A
+/// memo's cheapest three are found in a pass over the costs whose insertions, for a few
+/// dozen clusters, cost as much as the search: a default fit of 200 000 × 50 blobs at
+/// P = 100 (groups of up to 67 clusters) took 6.6–6.9 s with memos made at any count,
+/// against 4.3 s without.
+const DENSE_MEMO_MIN_CLUSTERS: usize = 256;
 
 /// One row's bounds (see [`RowBounds`]); 64 bytes, one cache line.
 #[derive(Clone, Copy)]
@@ -733,7 +750,7 @@ impl Partition {
             bounds: RowBounds::unknown(x.n_rows(), k),
             changes: ChangeLog::default(),
             memos: Vec::new(),
-            memo_max_touches: MEMO_MAX_TOUCHES,
+            memo_rules: (false, DENSE_MEMO_MIN_CLUSTERS),
             memo_kept: MEMO_KEPT,
             change: 0.0,
             table: None,
@@ -961,6 +978,15 @@ impl Partition {
             false => DenseSearch::new(&self.means, dense_max),
             true => None,
         };
+        // Whether the dense search makes memos, and how many touches old a memo may be
+        // for a search of every live cluster to read it, in this sweep.
+        let (any_age, dense_memo_min) = self.memo_rules;
+        let dense_memos = live >= dense_memo_min;
+        let memo_age = |dense: bool| match (any_age, dense) {
+            (true, _) => usize::MAX,
+            (false, true) => live / DENSE_MEMO_SHARE,
+            (false, false) => MEMO_MAX_TOUCHES * live,
+        };
         let mut moves = 0;
         // Rows searched and candidates scored with the table (see `MeanTable::stale`).
         let (mut searched, mut scored) = (0usize, 0usize);
@@ -1054,13 +1080,33 @@ impl Partition {
                 continue;
             }
             let opens = may_open && penalty < stay;
+            // A search of every live cluster (by the dense search, or without a table) makes
+            // the row a memo, and reads the one it has first (see [`super::memo`]).
+            let full = dense.is_some() || table.is_none();
+            let epoch = self.changes.epoch();
+            let recalled = match full {
+                true => self.recall_row(n, x.row(n), a, stay, &factor, memo_age(dense.is_some())),
+                false => None,
+            };
             let mut search;
-            if let Some(dense) = &mut dense {
+            if let Some(s) = recalled {
+                search = s;
+            } else if let Some(dense) = &mut dense {
                 #[cfg(test)]
                 {
                     self.dense.0 += 1;
                 }
-                search = Search::from_scored(stay, dense.score(x.row(n), a, &factor, stay));
+                let scored = dense.score(x.row(n), a, &factor, stay);
+                if dense_memos {
+                    let mut cheapest = Cheapest::new(f64::INFINITY);
+                    for (b, (&f, &d)) in factor.iter().zip(dense.dists()).enumerate() {
+                        if b != a && f > 0.0 {
+                            cheapest.offer(b, f * d, d);
+                        }
+                    }
+                    self.set_memo(n, cheapest.memo(epoch, self.memo_kept));
+                }
+                search = Search::from_scored(stay, scored);
             } else if let Some(t) = &table {
                 search = Search::new(stay);
                 searched += 1;
@@ -1129,47 +1175,18 @@ impl Partition {
                 score.finish(&mut search);
                 (passed, scored) = (passed + score.passed, scored + score.scored);
             } else {
-                // No table (too many slots): the row's memo decides if it can, else every
-                // live cluster is scored, eight at a time, and makes the row's new memo.
+                // No table (too many slots): every live cluster is scored, eight at a time.
                 let xn = x.row(n);
-                let epoch = self.changes.epoch();
-                if self.memos.is_empty() {
-                    self.memos = vec![RowMemo::NONE; x.n_rows()];
-                }
-                let memo = self.memos[n];
-                let recent = memo.epoch <= epoch
-                    && (epoch - memo.epoch) as usize <= self.memo_max_touches.saturating_mul(live);
-                let recalled = if recent {
-                    self.recall(xn, a, stay, &factor, &memo)
-                } else {
-                    None
-                };
-                #[cfg(test)]
-                if recent {
-                    match recalled {
-                        Some(_) => self.recalled.0 += 1,
-                        None => self.recalled.1 += 1,
-                    }
-                }
-                search = match recalled {
-                    Some((s, cheapest)) => {
-                        self.memos[n] = cheapest.memo(epoch, self.memo_kept);
-                        s
-                    }
-                    None => {
-                        let mut cheapest = Cheapest::new(f64::INFINITY);
-                        let mut batch = Batch::default();
-                        for b in (0..factor.len()).filter(|&b| b != a && factor[b] > 0.0) {
-                            if batch.push(b) {
-                                batch.offer(&mut cheapest, xn, &self.means, &factor);
-                            }
-                        }
+                let mut cheapest = Cheapest::new(f64::INFINITY);
+                let mut batch = Batch::default();
+                for b in (0..factor.len()).filter(|&b| b != a && factor[b] > 0.0) {
+                    if batch.push(b) {
                         batch.offer(&mut cheapest, xn, &self.means, &factor);
-                        let s = Search::from_cheapest(stay, &cheapest);
-                        self.memos[n] = cheapest.memo(epoch, self.memo_kept);
-                        s
                     }
-                };
+                }
+                batch.offer(&mut cheapest, xn, &self.means, &factor);
+                search = Search::from_cheapest(stay, &cheapest);
+                self.set_memo(n, cheapest.memo(epoch, self.memo_kept));
             }
             let mut best = search.best.map(Some);
             // A singleton moving to a new cluster changes nothing, so only others may open one.
@@ -1297,6 +1314,42 @@ impl Partition {
         }
         self.table = table;
         moves
+    }
+
+    /// Row n's search from its memo ([`Partition::recall`]) if it has one made at most
+    /// `max_age` touches ago and the memo decides; the row's memo is then renewed.
+    fn recall_row(
+        &mut self,
+        n: usize,
+        xn: &[f64],
+        a: usize,
+        stay: f64,
+        factor: &[f64],
+        max_age: usize,
+    ) -> Option<Search> {
+        let memo = *self.memos.get(n)?;
+        let epoch = self.changes.epoch();
+        let recent = memo.epoch <= epoch && (epoch - memo.epoch) as usize <= max_age;
+        if !recent {
+            return None;
+        }
+        let recalled = self.recall(xn, a, stay, factor, &memo);
+        #[cfg(test)]
+        match recalled {
+            Some(_) => self.recalled.0 += 1,
+            None => self.recalled.1 += 1,
+        }
+        let (search, cheapest) = recalled?;
+        self.memos[n] = cheapest.memo(epoch, self.memo_kept);
+        Some(search)
+    }
+
+    /// Row n's memo is now `memo` (the memos made for every row on first use).
+    fn set_memo(&mut self, n: usize, memo: RowMemo) {
+        if self.memos.is_empty() {
+            self.memos = vec![RowMemo::NONE; self.labels.len()];
+        }
+        self.memos[n] = memo;
     }
 
     /// The search of row `xn` (in slot a, where staying costs `stay`) from its memo: the
@@ -2036,7 +2089,8 @@ mod tests {
         );
     }
 
-    /// Without a table, rows decided by their memos move exactly as full searches would:
+    /// Rows decided by their memos move exactly as full searches (without a table, or by
+    /// the dense search) would:
     /// sweeps, merges and splits against the unpruned sweeps, on data of ties (a grid) and
     /// without, with and without a cap on K, from many clusters (so that a memo keeps few
     /// of them and its floor matters). Fails if a touched slot is read from a memo, a
@@ -2064,12 +2118,15 @@ mod tests {
                 Partition::new(x.view(), labels.clone(), k),
                 Partition::new(x.view(), labels, k),
             );
+            // Every cluster scored by the dense search, or one at a time without a table.
             p.table_max_slots = 0;
-            p.dense_range = (0, 0, 0);
+            p.dense_range = match seed % 4 {
+                1 => (0, DENSE_MAX_SLOTS, DENSE_MAX_SLOTS),
+                _ => (0, 0, 0),
+            };
             // Memos read however much has changed since (where the floor decides often).
-            if seed % 3 == 0 {
-                p.memo_max_touches = usize::MAX;
-            }
+            // (The dense search makes memos at any number of clusters here.)
+            p.memo_rules = (seed % 3 == 0, 0);
             // Memos of the cheapest one, two or three (the floor the next one's cost).
             p.memo_kept = 1 + seed as usize / 3 % 3;
             for round in 0..12 {

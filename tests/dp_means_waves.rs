@@ -87,15 +87,29 @@ fn waves_give_the_sequential_algorithm() {
     // being opened well into the first sweep. The first sweep's delayed base pass comes with
     // clusters opened on both sides of it (checked by hand: at P = 400 it comes at row 768
     // with 50 clusters and the sweep ends with 51; with 400 centers at row 3 840).
-    for (x, penalty, k_max) in [
-        (blobs(40_000, 4, 60, 3), 30.0, usize::MAX),
-        (blobs(40_000, 4, 60, 3), 30.0, 25),
-        (blobs(40_000, 4, 60, 3), 400.0, usize::MAX),
-        (blobs(40_000, 4, 400, 5), 30.0, usize::MAX),
+    // At P = 0.5 and 1 (eight columns) the first sweep opens more than 8 192 clusters, and the second
+    // sweep's base pass measures each row against the means within reach of P alone (four
+    // sweeps, the naive sweeps being slow at that many clusters).
+    for (x, penalty, k_max, sweeps) in [
+        (blobs(40_000, 4, 60, 3), 30.0, usize::MAX, 50),
+        (blobs(40_000, 4, 60, 3), 30.0, 25, 50),
+        (blobs(40_000, 4, 60, 3), 400.0, usize::MAX, 50),
+        (blobs(40_000, 4, 400, 5), 30.0, usize::MAX, 50),
+        (blobs(20_000, 8, 60, 3), 0.5, usize::MAX, 4),
+        (blobs(20_000, 8, 60, 3), 1.0, usize::MAX, 4),
     ] {
         let order = random_order(x.n_rows(), &mut run_rng(9, 0));
-        let run = dp_means_run(x.view(), &mean_row(x.view()), penalty, k_max, 50, &order);
-        let (labels, means, iters) = naive_dp_means(&x, penalty, k_max, 50, &order);
+        let start = mean_row(x.view());
+        if sweeps == 4 {
+            let first = dp_means_run(x.view(), &start, penalty, k_max, 1, &order);
+            assert!(
+                first.means.n_rows() > 8192,
+                "{} clusters",
+                first.means.n_rows()
+            );
+        }
+        let run = dp_means_run(x.view(), &start, penalty, k_max, sweeps, &order);
+        let (labels, means, iters) = naive_dp_means(&x, penalty, k_max, sweeps, &order);
         assert_eq!(run.n_iter, iters, "P = {penalty}, k_max = {k_max}");
         assert_eq!(run.labels, labels, "P = {penalty}, k_max = {k_max}");
         assert_eq!(run.means.n_rows(), means.n_rows());

@@ -13,6 +13,7 @@
 
 mod bounds;
 mod params;
+mod reach;
 mod sweep;
 
 pub use params::{

@@ -26,6 +26,7 @@
 
 use super::bounds::{GroupBounds, Kept, nearest_in_block};
 use super::params::large_data;
+use super::reach::Reach;
 use crate::MatrixView;
 use crate::RowMatrix;
 use crate::clustering::mean_shifts::half_gaps;
@@ -174,7 +175,13 @@ fn dp_means_run_with(
                 labels: &labels,
                 half_gap: &half_gap,
             });
-            let pass = base_pass(x, &current, None, kept.as_ref());
+            let pass = match kept {
+                None if k_max == usize::MAX && k0 >= REACH_MIN_MEANS => {
+                    reach_base_pass(x, &current, penalty)
+                }
+                _ => None,
+            };
+            let pass = pass.unwrap_or_else(|| base_pass(x, &current, None, kept.as_ref()));
             acc.add_partial(&pass.sums);
             base_cost = Some(pass.cost);
             measured += pass.measured;
@@ -432,6 +439,65 @@ fn base_pass(
         },
     );
     out
+}
+
+/// The fewest means at the start of a sweep for which its base pass without bounds looks
+/// for each row's nearest mean within P alone ([`reach_base_pass`]).
+const REACH_MIN_MEANS: usize = 8192;
+
+/// [`base_pass`] without bounds, for a sweep without a cap on K, as far as it matters: each
+/// row's nearest mean when that lies within P (the same label and distance), else none
+/// (`Nearest::NONE`: the row opens a cluster in the in-order visit, whichever mean is
+/// nearest); the cost of the rows within P (the pass's cost only matters when no row opens
+/// a cluster, when it is the full cost); the sums of the rows within P. `None` when the
+/// anchors ([`Reach`]) would spare less than three quarters of the distances, judged on the
+/// first block of rows.
+fn reach_base_pass(x: MatrixView<'_>, means: &RowMatrix, penalty: f64) -> Option<BasePass> {
+    let (n, k, d) = (x.n_rows(), means.n_rows(), means.n_cols());
+    let reach = Reach::new(means, penalty);
+    let first = BLOCK_ROWS.min(n);
+    let mut probe = vec![Nearest::NONE; first];
+    let probed = reach.nearest_within(x.rows_view(0, first), &mut probe);
+    if 4 * probed > first * k {
+        return None;
+    }
+    let mut out = BasePass {
+        nearest: Vec::with_capacity(n),
+        cost: 0.0,
+        sums: ClusterSums::zeros(k, d),
+        measured: 0,
+    };
+    let probe = Some((probe, probed));
+    ordered_block_reduce(
+        n,
+        BLOCK_ROWS,
+        |b, s, e| {
+            let (nearest, measured) = match b {
+                0 => probe.clone().expect("the first block probed"),
+                _ => {
+                    let mut nearest = vec![Nearest::NONE; e - s];
+                    let measured = reach.nearest_within(x.rows_view(s, e), &mut nearest);
+                    (nearest, measured)
+                }
+            };
+            let mut part = BlockSums::new(k, d);
+            let mut cost = 0.0;
+            for (i, best) in (s..e).zip(&nearest) {
+                if best.label != usize::MAX {
+                    part.add(x.row(i), best.label);
+                    cost += best.dist;
+                }
+            }
+            (nearest, cost, part, measured)
+        },
+        |(nearest, cost, part, measured)| {
+            out.nearest.extend_from_slice(&nearest);
+            out.cost += cost;
+            out.sums.add_block(&part);
+            out.measured += measured;
+        },
+    );
+    Some(out)
 }
 
 /// Per-cluster sums of member rows and member counts; grows as clusters are opened.

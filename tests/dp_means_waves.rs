@@ -87,9 +87,10 @@ fn waves_give_the_sequential_algorithm() {
     // being opened well into the first sweep. The first sweep's delayed base pass comes with
     // clusters opened on both sides of it (checked by hand: at P = 400 it comes at row 768
     // with 50 clusters and the sweep ends with 51; with 400 centers at row 3 840).
-    // At P = 0.5 and 1 (eight columns) the first sweep opens more than 8 192 clusters, and the second
-    // sweep's base pass measures each row against the means within reach of P alone (four
-    // sweeps, the naive sweeps being slow at that many clusters).
+    // At P = 0.5 and 1 (eight columns) the first sweep opens more than 8 192 clusters; past
+    // that many its waves, and the second sweep's base pass, measure each row against the
+    // means within reach of P alone (four or two sweeps, the naive sweeps being slow at that
+    // many clusters; on 40 000 rows three waves of the first sweep go by anchors).
     for (x, penalty, k_max, sweeps) in [
         (blobs(40_000, 4, 60, 3), 30.0, usize::MAX, 50),
         (blobs(40_000, 4, 60, 3), 30.0, 25, 50),
@@ -97,10 +98,11 @@ fn waves_give_the_sequential_algorithm() {
         (blobs(40_000, 4, 400, 5), 30.0, usize::MAX, 50),
         (blobs(20_000, 8, 60, 3), 0.5, usize::MAX, 4),
         (blobs(20_000, 8, 60, 3), 1.0, usize::MAX, 4),
+        (blobs(40_000, 8, 60, 4), 0.5, usize::MAX, 2),
     ] {
         let order = random_order(x.n_rows(), &mut run_rng(9, 0));
         let start = mean_row(x.view());
-        if sweeps == 4 {
+        if sweeps < 50 {
             let first = dp_means_run(x.view(), &start, penalty, k_max, 1, &order);
             assert!(
                 first.means.n_rows() > 8192,

@@ -13,7 +13,10 @@
 
 use crate::MatrixView;
 use crate::RowMatrix;
-use crate::linalg::{Nearest, row_sq_norms, screened_nearest, screened_nearest_with};
+use crate::linalg::{
+    BLOCK_ROWS, Nearest, ordered_block_reduce, row_sq_norms, screened_nearest,
+    screened_nearest_with, sq_norm,
+};
 
 /// Most anchors: every row is measured against each by GEMM.
 const REACH_ANCHORS: usize = 1024;
@@ -28,20 +31,23 @@ pub(super) struct Reach {
     /// members within P.
     limit: Vec<f64>,
     penalty: f64,
+    /// How many means are under the anchors.
+    len: usize,
 }
 
-/// The means under one anchor, in increasing index.
+/// The means under one anchor, in increasing index, and the largest distance of one from
+/// the anchor.
 struct Members {
     means: RowMatrix,
     norms: Vec<f64>,
     index: Vec<usize>,
+    spread: f64,
 }
 
 impl Reach {
     /// The anchors of `means` (at least two) and their members. The anchors are means
     /// spread evenly over the indices: a sweep opens its clusters in the run's random row
-    /// order, so these are a sample of the data. Each mean goes under its nearest anchor
-    /// (the direct search's, ties to the lowest), found in parallel over blocks of means.
+    /// order, so these are a sample of the data.
     pub fn new(means: &RowMatrix, penalty: f64) -> Reach {
         let (k, d) = (means.n_rows(), means.n_cols());
         assert!(k >= 2, "at least two means");
@@ -51,16 +57,45 @@ impl Reach {
             anchors.push_row(means.row(j * k / a));
         }
         let anchor_norms = row_sq_norms(anchors.view());
-        let mut under = Vec::with_capacity(k);
-        crate::linalg::ordered_block_reduce(
-            k,
-            crate::linalg::BLOCK_ROWS,
+        let members = (0..a)
+            .map(|_| Members {
+                means: RowMatrix::zeros(0, d),
+                norms: Vec::new(),
+                index: Vec::new(),
+                spread: 0.0,
+            })
+            .collect();
+        let mut reach = Reach {
+            anchors,
+            anchor_norms,
+            members,
+            limit: vec![0.0; a],
+            penalty,
+            len: 0,
+        };
+        reach.add(means.view());
+        reach
+    }
+
+    /// How many means are under the anchors (indices `0..len`).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Puts `means` under the anchors, as the means of indices `len..len + means.n_rows()`:
+    /// each under its nearest anchor (the direct search's, ties to the lowest), found in
+    /// parallel over blocks of means.
+    pub fn add(&mut self, means: MatrixView<'_>) {
+        let mut under = Vec::with_capacity(means.n_rows());
+        ordered_block_reduce(
+            means.n_rows(),
+            BLOCK_ROWS,
             |_, s, e| {
                 let mut near = Vec::with_capacity(e - s);
                 screened_nearest(
                     means.rows_view(s, e),
-                    anchors.view(),
-                    &anchor_norms,
+                    self.anchors.view(),
+                    &self.anchor_norms,
                     |_, _, best| {
                         let best = best.expect("at least two anchors");
                         near.push((best.label, best.dist));
@@ -70,33 +105,17 @@ impl Reach {
             },
             |near| under.extend(near),
         );
-        let mut members: Vec<Members> = (0..a)
-            .map(|_| Members {
-                means: RowMatrix::zeros(0, d),
-                norms: Vec::new(),
-                index: Vec::new(),
-            })
-            .collect();
-        let mut spread = vec![0.0f64; a];
         for (c, &(g, dist)) in under.iter().enumerate() {
-            members[g].means.push_row(means.row(c));
-            members[g].index.push(c);
-            spread[g] = spread[g].max(dist.sqrt());
+            let m = &mut self.members[g];
+            m.means.push_row(means.row(c));
+            m.norms.push(sq_norm(means.row(c)));
+            m.index.push(self.len + c);
+            m.spread = m.spread.max(dist.sqrt());
         }
-        for m in &mut members {
-            m.norms = row_sq_norms(m.means.view());
-        }
+        self.len += means.n_rows();
         // s_A + √P, widened by 10⁻⁹ (far beyond the rounding of the distances behind it).
-        let limit = spread
-            .iter()
-            .map(|&s| ((s + penalty.sqrt()) * (1.0 + 1e-9)).powi(2))
-            .collect();
-        Reach {
-            anchors,
-            anchor_norms,
-            members,
-            limit,
-            penalty,
+        for (limit, m) in self.limit.iter_mut().zip(&self.members) {
+            *limit = ((m.spread + self.penalty.sqrt()) * (1.0 + 1e-9)).powi(2);
         }
     }
 

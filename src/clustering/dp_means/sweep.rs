@@ -233,6 +233,9 @@ fn dp_means_run_with(
         let (mut opened_in_wave, mut last_wave_rows) = (0, 0);
         let mut wave_start = 0;
         let mut wave_len = FIRST_WAVE_ROWS;
+        // The anchors of the first sweep's waves, and whether they spare enough to keep.
+        let mut wave_reach: Option<Reach> = None;
+        let mut reach_pays = true;
         while wave_start < n {
             let k_snap = current.n_rows();
             if k_base == 0
@@ -278,13 +281,36 @@ fn dp_means_run_with(
                 continue;
             }
             // Parallel, by GEMM: nearest of the clusters opened so far in this sweep, and (in
-            // the first sweep, which has no base pass) the sums by that label.
-            let opened = RowMatrix::new(
-                k_snap - k_base,
-                d,
-                current.rows_slice(k_base, k_snap).to_vec(),
-            );
-            let opened_norms = row_sq_norms(opened.view());
+            // the first sweep, which has no base pass) the sums by that label. Before the
+            // first sweep's delayed base pass, past `REACH_MIN_MEANS` clusters, the nearest
+            // within P alone, by anchors ([`Reach`]) kept over the sweep and given each wave's
+            // openings, while they spare three quarters of the distances.
+            let by_reach = k_base == 0 && k_max == usize::MAX && k_snap >= REACH_MIN_MEANS;
+            let reach = match &mut wave_reach {
+                Some(r) if by_reach => {
+                    let from = r.len();
+                    r.add(current.rows_view(from, k_snap));
+                    Some(&*r)
+                }
+                None if by_reach && reach_pays => {
+                    let all = RowMatrix::new(k_snap, d, current.rows_slice(0, k_snap).to_vec());
+                    Some(&*wave_reach.insert(Reach::new(&all, penalty)))
+                }
+                _ => None,
+            };
+            let (opened, opened_norms) = match reach {
+                Some(_) => (RowMatrix::zeros(0, d), Vec::new()),
+                None => {
+                    let opened = RowMatrix::new(
+                        k_snap - k_base,
+                        d,
+                        current.rows_slice(k_base, k_snap).to_vec(),
+                    );
+                    let norms = row_sq_norms(opened.view());
+                    (opened, norms)
+                }
+            };
+            let mut wave_measured = 0;
             ordered_block_reduce(
                 wave_end - wave_start,
                 BLOCK_ROWS,
@@ -296,13 +322,19 @@ fn dp_means_run_with(
                     }
                     let mut nearest = vec![Nearest::NONE; rows.len()];
                     let batch = MatrixView::new(&xb, rows.len(), d).expect("gathered whole rows");
-                    screened_nearest(batch, opened.view(), &opened_norms, |j, _, best| {
-                        let best = best.expect("at least one opened cluster");
-                        nearest[j] = Nearest {
-                            label: best.label,
-                            dist: best.dist,
-                        };
-                    });
+                    let measured = match reach {
+                        Some(r) => r.nearest_within(batch, &mut nearest),
+                        None => {
+                            screened_nearest(batch, opened.view(), &opened_norms, |j, _, best| {
+                                let best = best.expect("at least one opened cluster");
+                                nearest[j] = Nearest {
+                                    label: best.label,
+                                    dist: best.dist,
+                                };
+                            });
+                            rows.len() * opened.n_rows()
+                        }
+                    };
                     // The better of the two searches (ties to the older cluster).
                     for (&r, o) in rows.iter().zip(nearest.iter_mut()) {
                         let b = base[r];
@@ -315,17 +347,21 @@ fn dp_means_run_with(
                             b
                         };
                     }
+                    // (A row with no cluster within P has none: it opens one when visited.)
                     let sums = (k_base == 0).then(|| {
                         let mut part = BlockSums::new(k_snap, d);
                         for (row, o) in xb.chunks_exact(d.max(1)).zip(&nearest) {
-                            part.add(row, o.label);
+                            if o.label != usize::MAX {
+                                part.add(row, o.label);
+                            }
                         }
                         part
                     });
-                    (rows, nearest, sums)
+                    (rows, nearest, sums, measured)
                 },
                 // In order: the clusters opened during this wave, then settle.
-                |(rows, nearest, sums)| {
+                |(rows, nearest, sums, measured)| {
+                    wave_measured += measured;
                     if let Some(part) = &sums {
                         acc.add_block(part);
                     }
@@ -339,6 +375,11 @@ fn dp_means_run_with(
                     }
                 },
             );
+            if reach.is_some() && 4 * wave_measured > (wave_end - wave_start) * k_snap {
+                // The anchors spared too little: the full GEMM for the rest of the sweep.
+                reach_pays = false;
+                wave_reach = None;
+            }
             opened_in_wave = current.n_rows() - k_snap;
             last_wave_rows = wave_end - wave_start;
             wave_start = wave_end;

@@ -2016,18 +2016,11 @@ mod tests {
                 ][seed as usize % 3],
             };
             for round in 0..10 {
-                let moved = p.sweep(x.view(), &order, penalty, k_max);
+                let what = format!("seed {seed} round {round}");
+                let moved = sweep_alike(&mut p, &mut q, (&x, &order), (penalty, k_max), &what);
                 if p.table.is_none() {
                     without_table += 1;
                 }
-                assert_eq!(
-                    moved,
-                    q.sweep_unpruned(&x, &order, penalty, k_max),
-                    "seed {seed} round {round}"
-                );
-                assert_eq!(p.labels, q.labels, "seed {seed} round {round}");
-                assert_eq!(p.means, q.means, "seed {seed} round {round}");
-                p.assert_bounds_hold(&x, &format!("seed {seed} round {round}"));
                 if k_max == usize::MAX {
                     p.assert_radii_hold(&x, &format!("seed {seed} round {round}"));
                 }
@@ -2102,14 +2095,7 @@ mod tests {
         for seed in 0..40u64 {
             let mut rng = ChaCha8Rng::seed_from_u64(seed);
             let (n, d, k) = (400, 1 + seed as usize % 3, 40 + seed as usize % 60);
-            let grid = seed % 2 == 0;
-            let v = (0..n * d)
-                .map(|_| {
-                    let u = 20.0 * rng.random::<f64>();
-                    if grid { u.floor() } else { u }
-                })
-                .collect();
-            let x = RowMatrix::new(n, d, v);
+            let x = uniform_rows(&mut rng, (n, d), 20.0, seed % 2 == 0);
             let labels: Vec<usize> = (0..n).map(|_| rng.random_range(0..k)).collect();
             let order: Vec<usize> = (0..n).map(|i| (i * 7 + seed as usize) % n).collect();
             let penalty = [0.5, 2.0, 8.0, 30.0][seed as usize / 2 % 4];
@@ -2131,15 +2117,7 @@ mod tests {
             p.memo_kept = 1 + seed as usize / 3 % 3;
             for round in 0..12 {
                 let what = format!("seed {seed} round {round}");
-                let moved = p.sweep(x.view(), &order, penalty, k_max);
-                assert_eq!(
-                    moved,
-                    q.sweep_unpruned(&x, &order, penalty, k_max),
-                    "{what}"
-                );
-                assert_eq!(p.labels, q.labels, "{what}");
-                assert_eq!(p.means, q.means, "{what}");
-                p.assert_bounds_hold(&x, &what);
+                let moved = sweep_alike(&mut p, &mut q, (&x, &order), (penalty, k_max), &what);
                 if moved == 0 {
                     let merged = p.merge_while_better(penalty);
                     assert_eq!(merged, q.merge_while_better(penalty), "{what}");
@@ -2172,14 +2150,7 @@ mod tests {
             // the best partners of others.
             let (n, d) = (300, 1 + (seed as usize % 3));
             let k = [30, 90, 150, 240][seed as usize % 4];
-            let grid = seed % 2 == 0;
-            let v = (0..n * d)
-                .map(|_| {
-                    let u = 10.0 * rng.random::<f64>();
-                    if grid { u.floor() } else { u }
-                })
-                .collect();
-            let x = RowMatrix::new(n, d, v);
+            let x = uniform_rows(&mut rng, (n, d), 10.0, seed % 2 == 0);
             // Every third slot empty.
             let labels: Vec<usize> = (0..n)
                 .map(|_| 3 * rng.random_range(0..k / 3) + rng.random_range(0..2))
@@ -2302,6 +2273,40 @@ mod tests {
 
     /// Sweeps, with a merge between them when a sweep moved nothing, pruned and unpruned;
     /// the labels after every step must agree.
+    /// One sweep of `p` (pruned) and of `q` (unpruned) over `order`: the same moves, labels
+    /// and means, and `p`'s bounds hold. Returns the moves.
+    fn sweep_alike(
+        p: &mut Partition,
+        q: &mut Partition,
+        (x, order): (&RowMatrix, &[usize]),
+        (penalty, k_max): (f64, usize),
+        what: &str,
+    ) -> usize {
+        let moved = p.sweep(x.view(), order, penalty, k_max);
+        assert_eq!(moved, q.sweep_unpruned(x, order, penalty, k_max), "{what}");
+        assert_eq!(p.labels, q.labels, "{what}");
+        assert_eq!(p.means, q.means, "{what}");
+        p.assert_bounds_hold(x, what);
+        moved
+    }
+
+    /// n × d values uniform in [0, `scale`), rounded down to whole numbers when `grid`
+    /// (where distances and costs tie).
+    fn uniform_rows(
+        rng: &mut ChaCha8Rng,
+        (n, d): (usize, usize),
+        scale: f64,
+        grid: bool,
+    ) -> RowMatrix {
+        let v = (0..n * d)
+            .map(|_| {
+                let u = scale * rng.random::<f64>();
+                if grid { u.floor() } else { u }
+            })
+            .collect();
+        RowMatrix::new(n, d, v)
+    }
+
     fn agree_through(x: &RowMatrix, labels: Vec<usize>, k: usize, order: &[usize], penalty: f64) {
         let (mut p, mut q) = (
             Partition::new(x.view(), labels.clone(), k),

@@ -433,6 +433,26 @@ struct BasePass {
     measured: usize,
 }
 
+impl BasePass {
+    /// Nothing passed yet, for N rows and K means of D columns.
+    fn new(n: usize, k: usize, d: usize) -> Self {
+        BasePass {
+            nearest: Vec::with_capacity(n),
+            cost: 0.0,
+            sums: ClusterSums::zeros(k, d),
+            measured: 0,
+        }
+    }
+
+    /// Adds the next block of rows: their nearest means, cost, sums and distances measured.
+    fn add(&mut self, (nearest, cost, part, measured): (Vec<Nearest>, f64, BlockSums, usize)) {
+        self.nearest.extend_from_slice(&nearest);
+        self.cost += cost;
+        self.sums.add_block(&part);
+        self.measured += measured;
+    }
+}
+
 /// Nearest of `means` for all rows, in parallel over contiguous row blocks: kept by `kept`'s
 /// bounds where they prove it, else searched ([`nearest_in_block`]). The cost and the sums (of
 /// the rows not marked in `skip_sums`) are folded in block order: the same bits for any
@@ -447,12 +467,7 @@ fn base_pass(
 ) -> BasePass {
     let (k, d) = (means.n_rows(), means.n_cols());
     let m_norms = row_sq_norms(means.view());
-    let mut out = BasePass {
-        nearest: Vec::with_capacity(x.n_rows()),
-        cost: 0.0,
-        sums: ClusterSums::zeros(k, d),
-        measured: 0,
-    };
+    let mut out = BasePass::new(x.n_rows(), k, d);
     ordered_block_reduce(
         x.n_rows(),
         BLOCK_ROWS,
@@ -472,12 +487,7 @@ fn base_pass(
             let measured = nearest_in_block(x, (b, s, e), means, &m_norms, kept, &mut nearest, add);
             (nearest, cost, part, measured)
         },
-        |(nearest, cost, part, measured)| {
-            out.nearest.extend_from_slice(&nearest);
-            out.cost += cost;
-            out.sums.add_block(&part);
-            out.measured += measured;
-        },
+        |block| out.add(block),
     );
     out
 }
@@ -502,19 +512,14 @@ fn reach_base_pass(x: MatrixView<'_>, means: &RowMatrix, penalty: f64) -> Option
     if 4 * probed > first * k {
         return None;
     }
-    let mut out = BasePass {
-        nearest: Vec::with_capacity(n),
-        cost: 0.0,
-        sums: ClusterSums::zeros(k, d),
-        measured: 0,
-    };
-    let probe = Some((probe, probed));
+    let mut out = BasePass::new(n, k, d);
+    let probe = (probe, probed);
     ordered_block_reduce(
         n,
         BLOCK_ROWS,
         |b, s, e| {
             let (nearest, measured) = match b {
-                0 => probe.clone().expect("the first block probed"),
+                0 => probe.clone(),
                 _ => {
                     let mut nearest = vec![Nearest::NONE; e - s];
                     let measured = reach.nearest_within(x.rows_view(s, e), &mut nearest);
@@ -531,12 +536,7 @@ fn reach_base_pass(x: MatrixView<'_>, means: &RowMatrix, penalty: f64) -> Option
             }
             (nearest, cost, part, measured)
         },
-        |(nearest, cost, part, measured)| {
-            out.nearest.extend_from_slice(&nearest);
-            out.cost += cost;
-            out.sums.add_block(&part);
-            out.measured += measured;
-        },
+        |block| out.add(block),
     );
     Some(out)
 }

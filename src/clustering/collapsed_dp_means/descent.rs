@@ -36,8 +36,8 @@ pub(crate) struct Partition {
     bounds: RowBounds,
     /// The slots touched, in order, for the rows' memos.
     changes: ChangeLog,
-    /// Per row, what its last full search without a table learnt (see [`super::memo`]);
-    /// empty until a sweep runs without a table.
+    /// Per row, what its last search learnt (see [`super::memo`]); empty until a search
+    /// makes one.
     memos: Vec<RowMemo>,
     /// Whether a memo is read however many touches ago it was made, and the fewest live
     /// clusters for which the dense search makes memos ([`DENSE_MEMO_MIN_CLUSTERS`]):
@@ -224,54 +224,34 @@ impl Batch {
         self.len == 8
     }
 
-    /// Scores the waiting clusters against row `xn` (eight by [`sq_dists_from`], four by
-    /// [`sq_dist4`], fewer by [`sq_dist`]: the same bits) in the order they came, and empties
-    /// the batch.
-    fn score(&mut self, search: &mut Search, xn: &[f64], means: &RowMatrix, factor: &[f64]) {
-        let mut slots = &self.slots[..self.len];
-        if let Ok(eight) = <[usize; 8]>::try_from(slots) {
-            let dist = sq_dists_from(xn, eight.map(|b| means.row(b)));
-            for (b, d) in eight.into_iter().zip(dist) {
-                search.scored(b, factor[b] * d, d.sqrt());
-            }
-            slots = &[];
-        }
-        if let [b0, b1, b2, b3, ..] = *slots {
-            let dist = sq_dist4([xn; 4], [b0, b1, b2, b3].map(|b| means.row(b)));
-            for (b, d) in [b0, b1, b2, b3].into_iter().zip(dist) {
-                search.scored(b, factor[b] * d, d.sqrt());
-            }
-            slots = &slots[4..];
-        }
-        for &b in slots {
-            let d = sq_dist(xn, means.row(b));
-            search.scored(b, factor[b] * d, d.sqrt());
-        }
-        self.len = 0;
+    /// Scores the waiting clusters against row `xn` ([`Batch::each`]), offering each to
+    /// `cheapest`, and empties the batch.
+    fn offer(&mut self, cheapest: &mut Cheapest, xn: &[f64], means: &RowMatrix, factor: &[f64]) {
+        self.each(xn, means, |b, d| cheapest.offer(b, factor[b] * d, d));
     }
 
-    /// Scores the waiting clusters as [`Batch::score`] does, offering each to `cheapest`
-    /// alone, and empties the batch.
+    /// Each waiting cluster b and its squared distance d from `xn` to `sink(b, d)`, in the
+    /// order they came (eight by [`sq_dists_from`], four by [`sq_dist4`], fewer by
+    /// [`sq_dist`]: the same bits); empties the batch.
     #[inline(always)]
-    fn offer(&mut self, cheapest: &mut Cheapest, xn: &[f64], means: &RowMatrix, factor: &[f64]) {
+    fn each(&mut self, xn: &[f64], means: &RowMatrix, mut sink: impl FnMut(usize, f64)) {
         let mut slots = &self.slots[..self.len];
         if let Ok(eight) = <[usize; 8]>::try_from(slots) {
             let dist = sq_dists_from(xn, eight.map(|b| means.row(b)));
             for (b, d) in eight.into_iter().zip(dist) {
-                cheapest.offer(b, factor[b] * d, d);
+                sink(b, d);
             }
             slots = &[];
         }
         if let [b0, b1, b2, b3, ..] = *slots {
             let dist = sq_dist4([xn; 4], [b0, b1, b2, b3].map(|b| means.row(b)));
             for (b, d) in [b0, b1, b2, b3].into_iter().zip(dist) {
-                cheapest.offer(b, factor[b] * d, d);
+                sink(b, d);
             }
             slots = &slots[4..];
         }
         for &b in slots {
-            let d = sq_dist(xn, means.row(b));
-            cheapest.offer(b, factor[b] * d, d);
+            sink(b, sq_dist(xn, means.row(b)));
         }
         self.len = 0;
     }
@@ -295,6 +275,9 @@ struct Candidates<'a> {
     reach: f64,
     passed: usize,
     scored: usize,
+    /// The row's new memo: the scored costs, under a floor lowered by each passed one's
+    /// bound on its cost.
+    cheapest: Cheapest,
 }
 
 impl Candidates<'_> {
@@ -308,17 +291,29 @@ impl Candidates<'_> {
         if bound > 0.0 && f * bound * bound >= search.best_cost {
             self.passed += 1;
             search.passed(b, bound);
+            self.cheapest.lower_floor(f * bound * bound);
         } else {
             self.scored += 1;
             if self.batch.push(b) {
-                self.batch.score(search, self.xn, self.means, self.factor);
+                self.score(search);
             }
         }
     }
 
+    /// Scores the waiting candidates, for the search and the memo.
+    #[inline(always)]
+    fn score(&mut self, search: &mut Search) {
+        let (factor, cheapest) = (self.factor, &mut self.cheapest);
+        self.batch.each(self.xn, self.means, |b, d| {
+            let cost = factor[b] * d;
+            search.scored(b, cost, d.sqrt());
+            cheapest.offer(b, cost, d);
+        });
+    }
+
     /// Scores the candidates still waiting.
     fn finish(&mut self, search: &mut Search) {
-        self.batch.score(search, self.xn, self.means, self.factor);
+        self.score(search);
     }
 }
 
@@ -351,10 +346,11 @@ const ZONE_TESTS_PER_ROW: usize = 8;
 /// its list, and a refined run took 84.7 s against 70–72 s without a table.
 pub(crate) const TABLE_MAX_SLOTS: usize = 4096;
 
-/// A row's memo is read instead of a full search (see [`super::memo`]) only while the
-/// touches since it was made number at most `MEMO_MAX_TOUCHES` times the live clusters, in a
-/// sweep without a table (at most 1/[`DENSE_MEMO_SHARE`] of them where the dense search
-/// scores every cluster): the touches are read, and each slot touched is scored again. On
+/// A row's memo is read instead of a search (see [`super::memo`]) only while the touches
+/// since it was made number at most `MEMO_MAX_TOUCHES` times the live clusters, in a sweep
+/// without a table (at most 1/[`TABLE_MEMO_SHARE`] of them in a sweep with one, where the
+/// dense search or the table's walk cost less): the touches are read, and each slot touched
+/// is scored again. On
 /// 20 000 × 50 blobs with σ = 4 at P = 1 000 (one group of 12 999 clusters, two tries on
 /// two threads), with an earlier form of the searches that made memos, the refinement took
 /// 12.1 s at ½, 10.4 s at 1, 9.9 s at 2 and 10.1 s at 4 or reading every memo
@@ -362,11 +358,11 @@ pub(crate) const TABLE_MAX_SLOTS: usize = 4096;
 const MEMO_MAX_TOUCHES: usize = 2;
 
 /// See [`MEMO_MAX_TOUCHES`]. The dense search scores all the clusters at little more than
-/// the cost of scoring a few of them one by one, so a memo pays there only when few have
-/// changed: a default fit of 200 000 × 50 blobs at P = 50 (groups of up to 1 598 clusters)
+/// the cost of scoring a few of them one by one, and the walk scores only those its bounds
+/// leave, so a memo pays there only when few have changed. For the dense search: a default fit of 200 000 × 50 blobs at P = 50 (groups of up to 1 598 clusters)
 /// took 65.3 s at 2, 66.8 s at 1, 66.9 s reading memos up to 2 K touches old, and 69.4 s
 /// at 8, against 79.9 s without memos, the same objective.
-const DENSE_MEMO_SHARE: usize = 2;
+const TABLE_MEMO_SHARE: usize = 2;
 
 /// The fewest live clusters for which the dense search makes each row it scores a memo. A
 /// memo's cheapest three are found in a pass over the costs whose insertions, for a few
@@ -979,12 +975,12 @@ impl Partition {
             true => None,
         };
         // Whether the dense search makes memos, and how many touches old a memo may be
-        // for a search of every live cluster to read it, in this sweep.
+        // for a search to read it, in this sweep, with a table or without.
         let (any_age, dense_memo_min) = self.memo_rules;
         let dense_memos = live >= dense_memo_min;
-        let memo_age = |dense: bool| match (any_age, dense) {
+        let memo_age = |with_table: bool| match (any_age, with_table) {
             (true, _) => usize::MAX,
-            (false, true) => live / DENSE_MEMO_SHARE,
+            (false, true) => live / TABLE_MEMO_SHARE,
             (false, false) => MEMO_MAX_TOUCHES * live,
         };
         let mut moves = 0;
@@ -1080,14 +1076,11 @@ impl Partition {
                 continue;
             }
             let opens = may_open && penalty < stay;
-            // A search of every live cluster (by the dense search, or without a table) makes
-            // the row a memo, and reads the one it has first (see [`super::memo`]).
-            let full = dense.is_some() || table.is_none();
+            // The row's memo is read first (see [`super::memo`]); a search makes it a new one
+            // (the dense search from `DENSE_MEMO_MIN_CLUSTERS` live clusters).
             let epoch = self.changes.epoch();
-            let recalled = match full {
-                true => self.recall_row(n, x.row(n), a, stay, &factor, memo_age(dense.is_some())),
-                false => None,
-            };
+            let recalled =
+                self.recall_row(n, x.row(n), a, stay, &factor, memo_age(table.is_some()));
             let mut search;
             if let Some(s) = recalled {
                 search = s;
@@ -1120,6 +1113,7 @@ impl Partition {
                     reach,
                     passed: 0,
                     scored: 0,
+                    cheapest: Cheapest::new(f64::INFINITY),
                 };
                 if t.fresh[a] || a >= t.neighbours.len() {
                     // Opened in this sweep: no list of neighbours, every live cluster is scored.
@@ -1141,6 +1135,7 @@ impl Partition {
                         let rest = ab - reach - t.max_shift - 1e-12 * (ab + reach + t.max_shift);
                         if rest > 0.0 && f_min * rest * rest >= search.best_cost {
                             search.rest = rest;
+                            score.cheapest.lower_floor(f_min * rest * rest);
                             done = true;
                             break;
                         }
@@ -1174,6 +1169,8 @@ impl Partition {
                 }
                 score.finish(&mut search);
                 (passed, scored) = (passed + score.passed, scored + score.scored);
+                let memo = score.cheapest.memo(epoch, self.memo_kept);
+                self.set_memo(n, memo);
             } else {
                 // No table (too many slots): every live cluster is scored, eight at a time.
                 let xn = x.row(n);
@@ -2072,6 +2069,10 @@ mod tests {
             "only {zone_tails} zone walks went past their lists"
         );
         assert!(skipped > 1000, "the bounds passed over only {skipped} rows");
+        assert!(
+            recalled > 5000,
+            "only {recalled} rows were decided by their memos"
+        );
         assert!(
             without_table > 200,
             "only {without_table} sweeps ran without a table"

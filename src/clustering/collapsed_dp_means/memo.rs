@@ -10,9 +10,11 @@
 //! then decides the row exactly whenever the cheapest option found is below the floor
 //! (`Partition::sweep`, which falls back to the full search otherwise).
 //!
-//! This is for sweeps with more cluster slots than the table of distances between means is
-//! kept for, where every row that its bounds do not settle is scored against every live
-//! cluster, and late in a descent only a few clusters change per sweep.
+//! Late in a descent only a few clusters change per sweep. Where a sweep has more cluster
+//! slots than the table of distances between means is kept for, every row that its bounds
+//! do not settle would be scored against every live cluster; with a table, the dense search
+//! scores them all too, and the walk of the table's lists scores those its triangle bounds
+//! leave (the floor then also lies under each passed cluster's bound on its cost).
 
 /// How many of the cheapest other clusters a [`RowMemo`] keeps.
 pub(super) const MEMO_KEPT: usize = 3;
@@ -120,6 +122,11 @@ impl Cheapest {
             i -= 1;
         }
         self.held[i] = new;
+    }
+
+    /// Lowers the floor to `cost`, a lower bound on the cost of a cluster never offered.
+    pub fn lower_floor(&mut self, cost: f64) {
+        self.floor = self.floor.min(cost);
     }
 
     /// The held clusters, cheapest first: (cost, squared distance, slot).

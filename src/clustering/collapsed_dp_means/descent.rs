@@ -865,7 +865,7 @@ impl Partition {
 
     /// One sweep of exact single-row moves over `order`; returns the number of moves.
     ///
-    /// Four prunings, none of which changes a decision (proven move for move against the
+    /// Five prunings, none of which changes a decision (proven move for move against the
     /// unpruned sweep by the tests):
     /// - Without a cap on K, a row that stayed when it was last decided, in a cluster that
     ///   has not changed since, is passed over unread unless some cluster changed since in a
@@ -887,6 +887,10 @@ impl Partition {
     /// - The clusters that existed when the sweep began are visited nearest first (by δ_ab),
     ///   and the walk stops once the bound of the next one, with the largest shift of any
     ///   mean in place of s_b and the smallest m_b, prunes all the rest.
+    /// - Before that search, a row's memo of its last search ([`super::memo`]): the cheapest
+    ///   three other clusters then and a floor under the rest, read when few clusters have
+    ///   been touched since; only the touched ones are scored, and the memo decides when the
+    ///   cheapest found is below its floor.
     ///
     /// With [`DENSE_MIN_CLUSTERS`] live clusters or more and at most [`DENSE_ALWAYS_SLOTS`]
     /// slots, a row that the first two do not pass over is scored against every live cluster

@@ -350,18 +350,18 @@ pub(crate) const TABLE_MAX_SLOTS: usize = 4096;
 /// since it was made number at most `MEMO_MAX_TOUCHES` times the live clusters, in a sweep
 /// without a table (at most 1/[`TABLE_MEMO_SHARE`] of them in a sweep with one, where the
 /// dense search or the table's walk cost less): the touches are read, and each slot touched
-/// is scored again. On
-/// 20 000 × 50 blobs with σ = 4 at P = 1 000 (one group of 12 999 clusters, two tries on
-/// two threads), with an earlier form of the searches that made memos, the refinement took
-/// 12.1 s at ½, 10.4 s at 1, 9.9 s at 2 and 10.1 s at 4 or reading every memo
-/// (docs/speed.md §4).
+/// is scored again. On 20 000 × 50 blobs with σ = 4 at P = 1 000 (one group of 12 999
+/// clusters, two tries on two threads), with an earlier form of the searches that made
+/// memos, the refinement took 12.1 s at ½, 10.4 s at 1, 9.9 s at 2 and 10.1 s at 4 or
+/// reading every memo (docs/speed.md §4).
 const MEMO_MAX_TOUCHES: usize = 2;
 
 /// See [`MEMO_MAX_TOUCHES`]. The dense search scores all the clusters at little more than
 /// the cost of scoring a few of them one by one, and the walk scores only those its bounds
-/// leave, so a memo pays there only when few have changed. For the dense search: a default fit of 200 000 × 50 blobs at P = 50 (groups of up to 1 598 clusters)
-/// took 65.3 s at 2, 66.8 s at 1, 66.9 s reading memos up to 2 K touches old, and 69.4 s
-/// at 8, against 79.9 s without memos, the same objective.
+/// leave, so a memo pays there only when few have changed. Measured with the dense search
+/// alone making memos: a default fit of 200 000 × 50 blobs at P = 50 (groups of up to
+/// 1 598 clusters) took 65.3 s at 2, 66.8 s at 1, 66.9 s reading memos up to 2 K touches
+/// old, and 69.4 s at 8, against 79.9 s without memos, the same objective.
 const TABLE_MEMO_SHARE: usize = 2;
 
 /// The fewest live clusters for which the dense search makes each row it scores a memo. A

@@ -34,7 +34,7 @@ use crate::clustering::model::ClusterRun;
 use crate::clustering::objective::{BlockSums, dp_means_objective};
 use crate::linalg::{
     BLOCK_ROWS, Nearest, axpy, ordered_block_reduce, prefetch_one, row_sq_norms, screened_nearest,
-    sq_dist,
+    sq_dist, sq_dists_from,
 };
 
 /// Most rows in one wave of a sweep. Within a wave, the nearest of the clusters opened before
@@ -204,9 +204,21 @@ fn dp_means_run_with(
             if let Some(a) = ahead {
                 prefetch_one(&labels[a]);
             }
-            // Clusters opened after `from` was fixed: checked row by row.
-            for j in from..current.n_rows() {
-                let dist = sq_dist(x.row(r), current.row(j));
+            // Clusters opened after `from` was fixed: checked row by row, eight at a time
+            // (`sq_dists_from`, the bits of `sq_dist`), in index order.
+            let (xr, k_now) = (x.row(r), current.n_rows());
+            let mut j = from;
+            while j + 8 <= k_now {
+                let dists = sq_dists_from(xr, std::array::from_fn(|i| current.row(j + i)));
+                for (i, dist) in dists.into_iter().enumerate() {
+                    if dist < best.dist {
+                        best = Nearest { label: j + i, dist };
+                    }
+                }
+                j += 8;
+            }
+            for j in j..k_now {
+                let dist = sq_dist(xr, current.row(j));
                 if dist < best.dist {
                     best = Nearest { label: j, dist };
                 }

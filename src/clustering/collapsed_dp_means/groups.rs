@@ -16,7 +16,7 @@ use super::run::{Descent, DescentConfig, descend};
 use crate::MatrixView;
 use crate::RowMatrix;
 use crate::clustering::objective::cluster_means;
-use crate::linalg::sq_dist;
+use crate::linalg::{sq_dist, sq_dists_from};
 use rayon::prelude::*;
 
 /// The groups of the clusters of `labels` (values below `k`): each group its clusters in
@@ -71,21 +71,51 @@ fn groups_with_anchors(
                 } else {
                     &cover.members[j][..]
                 };
+                // The pairs of a with others not yet in its part, scored eight at a time;
+                // a pair whose two sides have joined meanwhile links nothing new.
+                let mut batch = [0usize; 8];
+                let mut len = 0;
+                let link = |parent: &mut [usize], batch: &[usize]| {
+                    let dists = distances_to(&means, a, batch);
+                    for (&b, &sq) in batch.iter().zip(&dists) {
+                        let (lo, hi) = (a.min(b), a.max(b));
+                        if !apart(sq.sqrt(), side(lo), side(hi), penalty) {
+                            let (ra, rb) = (root(parent, a), root(parent, b));
+                            parent[ra.max(rb)] = ra.min(rb);
+                        }
+                    }
+                };
                 for &b in others {
-                    let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
-                    if ra == rb {
+                    if root(&mut parent, a) == root(&mut parent, b) {
                         continue;
                     }
-                    let (lo, hi) = (a.min(b), a.max(b));
-                    let dist = sq_dist(means.row(lo), means.row(hi)).sqrt();
-                    if !apart(dist, side(lo), side(hi), penalty) {
-                        parent[ra.max(rb)] = ra.min(rb);
+                    batch[len] = b;
+                    len += 1;
+                    if len == 8 {
+                        link(&mut parent, &batch);
+                        len = 0;
                     }
                 }
+                link(&mut parent, &batch[..len]);
             }
         }
     }
     parts(&mut parent, &live)
+}
+
+/// ‖x̄_a − x̄_b‖² for each b of `others` (at most eight): eight at once by
+/// [`sq_dists_from`], fewer one by one, the bits of [`sq_dist`] either way (and in either
+/// order of a pair, as the differences only change sign).
+fn distances_to(means: &RowMatrix, a: usize, others: &[usize]) -> [f64; 8] {
+    let from = means.row(a);
+    if let Ok(b) = <[usize; 8]>::try_from(others) {
+        return sq_dists_from(from, b.map(|b| means.row(b)));
+    }
+    let mut out = [0.0; 8];
+    for (o, &b) in out.iter_mut().zip(others) {
+        *o = sq_dist(from, means.row(b));
+    }
+    out
 }
 
 /// The parts of a union-find forest over the clusters, of the clusters `live` (in increasing

@@ -85,9 +85,10 @@ pub(crate) struct Partition {
     /// Tables dropped in the middle of a sweep, as openings passed `table_max_slots`.
     #[cfg(test)]
     dropped_tables: usize,
-    /// Tables kept from the sweep before, and tables rebuilt because they were stale.
+    /// Tables kept from the sweep before, tables rebuilt because they were stale, and
+    /// tables kept with the clusters opened in the sweep before put into their lists.
     #[cfg(test)]
-    kept_tables: (usize, usize),
+    kept_tables: (usize, usize, usize),
     /// Merges made while a table was kept (its merged slot's shift grown).
     #[cfg(test)]
     merged_in_table: usize,
@@ -150,13 +151,15 @@ struct RowBounds {
 /// how far each mean has moved since (`shift`, displacements summed): a bound from the table
 /// subtracts both shifts, so it holds however stale the table is. A sweep keeps the table of
 /// the sweep before unless the searches have paid for its staleness more than a new table
-/// costs ([`MeanTable::stale`]), a cluster was opened since (it has no place in the
-/// nearest-first lists and is scored for every row), or a split dropped it. A merge keeps
-/// it: the merged mean's move is added to its shift, and the emptied slot is passed over
+/// costs ([`MeanTable::stale`]) or a split dropped it. The clusters opened in a sweep are
+/// scored for every row in that sweep (they have no place in the nearest-first lists yet)
+/// and put into the lists before the next ([`MeanTable::fold_opened`]). A merge keeps the
+/// table: the merged mean's move is added to its shift, and the emptied slot is passed over
 /// where listed. (Measured on 200 000 × 50 blobs at P = 50, one refined run, two threads:
 /// merges had dropped 491 tables, 10.1 s of the 53 s of CPU spent in building 873
 /// tables; kept, no table turned stale and the run took 26.1 s against 31.8 s, the same
-/// objective.)
+/// objective. Then 138 tables rebuilt for openings: folded instead, 23.3–24.0 s → 20.9–22.2
+/// s.)
 /// Building it costs O(K² D), more than a sweep whose rows mostly stay once K is in the
 /// thousands. (Measured on 200 000 × 50 blobs at P = 150, one refined run, K = 3 317: the
 /// former rule, a rebuild once a mean moved by a tenth of the distance between the two
@@ -197,6 +200,75 @@ impl MeanTable {
         self.excess > REBUILD_COST * (k * k) as f64
     }
 
+    /// Puts the slots opened since the table was built into its lists, so that a later
+    /// sweep walks them like the others instead of scoring each for every searched row:
+    /// each opened slot gets the list of its distances as computed at its opening (and at
+    /// the openings after it), and takes its place in every other slot's list by the same
+    /// distances, dropping the last of a full list. A reused slot's places from before its
+    /// emptying are taken out first. The bounds stay valid: a distance measured at an
+    /// opening, less both means' shifts since the table was built (each at least their
+    /// moves since that opening; an opened slot's shift counts from its opening), is below
+    /// their distance now.
+    fn fold_opened(&mut self, counts: &[usize], sorted: usize) {
+        let k = counts.len();
+        let opened = std::mem::take(&mut self.opened);
+        let rows = std::mem::take(&mut self.opened_between);
+        self.neighbours.resize(k, Vec::new());
+        self.neighbour_between.resize(k, Vec::new());
+        self.tail.resize(k, false);
+        self.fresh.resize(k, false);
+        self.shift.resize(k, 0.0);
+        for &j in &opened {
+            self.fresh[j] = true;
+        }
+        let mut near = Vec::new();
+        for (&j, row) in opened.iter().zip(&rows) {
+            let (list, dists, tail) = nearest_list(&mut near, j, row, counts, sorted);
+            (self.neighbours[j], self.neighbour_between[j], self.tail[j]) = (list, dists, tail);
+        }
+        for a in 0..k {
+            if self.fresh[a] {
+                continue;
+            }
+            let (list, dists) = (&mut self.neighbours[a], &mut self.neighbour_between[a]);
+            near.clear();
+            near.extend(
+                dists
+                    .iter()
+                    .zip(list.iter())
+                    .filter(|&(_, &b)| !self.fresh[b as usize])
+                    .map(|(&d, &b)| (d, b)),
+            );
+            let mut tail = self.tail[a];
+            for (&j, row) in opened.iter().zip(&rows) {
+                if counts[j] == 0 {
+                    continue;
+                }
+                let entry = (row[a], j as u32);
+                let at = near.partition_point(|e| list_order(e, &entry).is_lt());
+                if at == near.len() && tail {
+                    // At least as far as the last listed: left out with the rest.
+                    continue;
+                }
+                near.insert(at, entry);
+                if near.len() > sorted {
+                    near.pop();
+                    tail = true;
+                }
+            }
+            self.tail[a] = tail;
+            list.clear();
+            dists.clear();
+            for &(d, b) in near.iter() {
+                list.push(b);
+                dists.push(d);
+            }
+        }
+        for &j in &opened {
+            self.fresh[j] = false;
+        }
+    }
+
     /// Slot a's mean has moved by `by`: its shift grows by that (the table grows to a's slot).
     fn moved(&mut self, a: usize, by: f64) {
         if a >= self.shift.len() {
@@ -218,6 +290,38 @@ impl MeanTable {
             Some(rate) => self.excess += (work - rate * searched as f64).max(0.0),
         }
     }
+}
+
+/// The order of a [`MeanTable`]'s lists: by distance, then by slot.
+fn list_order((di, i): &(f64, u32), (dj, j): &(f64, u32)) -> std::cmp::Ordering {
+    di.total_cmp(dj).then(i.cmp(j))
+}
+
+/// Slot a's list for a [`MeanTable`] from its distances `row` to every slot: the nearest
+/// `sorted` live slots other than a in [`list_order`], their distances, and whether live
+/// slots were left out (`near` is room to work in).
+fn nearest_list(
+    near: &mut Vec<(f64, u32)>,
+    a: usize,
+    row: &[f64],
+    counts: &[usize],
+    sorted: usize,
+) -> (Vec<u32>, Vec<f64>, bool) {
+    near.clear();
+    near.extend(
+        (0..counts.len())
+            .filter(|&b| b != a && counts[b] > 0)
+            .map(|b| (row[b], b as u32)),
+    );
+    let tail = near.len() > sorted;
+    if tail {
+        near.select_nth_unstable_by(sorted - 1, list_order);
+        near.truncate(sorted);
+    }
+    near.sort_unstable_by(list_order);
+    let list: Vec<u32> = near.iter().map(|&(_, b)| b).collect();
+    let dists: Vec<f64> = near.iter().map(|&(d, _)| d).collect();
+    (list, dists, tail)
 }
 
 /// See [`MeanTable`].
@@ -527,7 +631,7 @@ impl RowBounds {
         self.marked[c] = clock;
         // A slot opened in this sweep has no place in the lists and is not walked: its
         // opening marked every row ([`RowBounds::forget`]), a row is decided once a sweep,
-        // and a table with openings is not kept for the next sweep.
+        // and the next sweep's table has it in its lists.
         let m_c = counts[c];
         if m_c == 0 {
             // No row can join an empty cluster.
@@ -784,7 +888,7 @@ impl Partition {
             #[cfg(test)]
             dropped_tables: 0,
             #[cfg(test)]
-            kept_tables: (0, 0),
+            kept_tables: (0, 0, 0),
             #[cfg(test)]
             merged_in_table: 0,
             #[cfg(test)]
@@ -940,6 +1044,15 @@ impl Partition {
                 }
                 Some(t)
             }
+            // Clusters opened in the sweep before: put into the lists.
+            Some(mut t) if !t.stale(self.k()) && self.counts.len() <= self.table_max_slots => {
+                t.fold_opened(&self.counts, self.sorted_neighbours.max(1));
+                #[cfg(test)]
+                {
+                    self.kept_tables.2 += 1;
+                }
+                Some(t)
+            }
             // A stale table, rebuilt as the arm below would, but counted for the tests.
             #[cfg(test)]
             Some(t) if t.opened.is_empty() && self.counts.len() <= self.table_max_slots => {
@@ -949,6 +1062,10 @@ impl Partition {
             _ if self.counts.len() <= self.table_max_slots => Some(self.mean_table()),
             _ => None,
         };
+        #[cfg(test)]
+        if let Some(t) = &table {
+            self.assert_table_holds(t, "a sweep's table");
+        }
         // m_b/(m_b + 1) for live clusters; 0 marks an empty slot (never a candidate).
         let weight = |m: usize| {
             if m == 0 {
@@ -1415,25 +1532,9 @@ impl Partition {
     /// threads).
     fn mean_table(&self) -> MeanTable {
         let k0 = self.counts.len();
-        let live = |b: usize| self.counts[b] > 0;
         let sorted = self.sorted_neighbours.max(1);
-        let order = |(di, i): &(f64, u32), (dj, j): &(f64, u32)| di.total_cmp(dj).then(i.cmp(j));
         let list_of = |near: &mut Vec<(f64, u32)>, a: usize, row: &[f64]| {
-            near.clear();
-            near.extend(
-                (0..k0)
-                    .filter(|&b| b != a && live(b))
-                    .map(|b| (row[b], b as u32)),
-            );
-            let tail = near.len() > sorted;
-            if tail {
-                near.select_nth_unstable_by(sorted - 1, order);
-                near.truncate(sorted);
-            }
-            near.sort_unstable_by(order);
-            let list: Vec<u32> = near.iter().map(|&(_, b)| b).collect();
-            let dists: Vec<f64> = near.iter().map(|&(d, _)| d).collect();
-            (list, dists, tail)
+            nearest_list(near, a, row, &self.counts, sorted)
         };
         // Each slot's row of distances is worked out where its list is made, so the K × K
         // distances are never held at once (87 MB at K = 3 300, faulted in afresh for each
@@ -1808,6 +1909,52 @@ impl Partition {
         }
     }
 
+    /// Panics unless table t keeps its promise for every live slot a it lists (not opened
+    /// since it was built): a's list in [`list_order`], no slot listed twice, every listed
+    /// live slot b with δ_ab − s_a − s_b at most ‖x̄_a − x̄_b‖, and each live slot left out
+    /// only from a list marked as cut, at least as far (so bounded) as the last one listed.
+    fn assert_table_holds(&self, t: &MeanTable, what: &str) {
+        let k = self.counts.len();
+        let shift = |b: usize| t.shift.get(b).copied().unwrap_or(0.0);
+        let fresh = |b: usize| t.fresh.get(b).copied().unwrap_or(true);
+        let holds = |a: usize, b: usize, delta: f64| {
+            let dist = sq_dist(self.means.row(a), self.means.row(b)).sqrt();
+            delta - shift(a) - shift(b) <= dist + 1e-9 * (dist + delta)
+        };
+        for a in 0..k.min(t.neighbours.len()) {
+            if self.counts[a] == 0 || fresh(a) {
+                continue;
+            }
+            let (list, dists) = (&t.neighbours[a], &t.neighbour_between[a]);
+            let entries: Vec<(f64, u32)> =
+                dists.iter().copied().zip(list.iter().copied()).collect();
+            assert!(
+                entries.windows(2).all(|w| list_order(&w[0], &w[1]).is_lt()),
+                "{what}: slot {a}'s list out of order"
+            );
+            let mut listed = vec![false; k];
+            for &(delta, b) in &entries {
+                let b = b as usize;
+                assert!(!listed[b], "{what}: slot {b} twice in slot {a}'s list");
+                listed[b] = true;
+                if self.counts[b] > 0 && !fresh(b) {
+                    assert!(
+                        holds(a, b, delta),
+                        "{what}: slot {a}'s bound on {b} above it"
+                    );
+                }
+            }
+            for b in (0..k).filter(|&b| b != a && self.counts[b] > 0 && !fresh(b) && !listed[b]) {
+                assert!(
+                    t.tail[a],
+                    "{what}: slot {b} left out of slot {a}'s whole list"
+                );
+                let last = dists.last().copied().unwrap_or(0.0);
+                assert!(holds(a, b, last), "{what}: slot {a}'s last bound above {b}");
+            }
+        }
+    }
+
     /// The sweep without pruning, as it was written before: the reference the pruned sweep
     /// must equal move for move.
     pub fn sweep_unpruned(
@@ -1975,14 +2122,18 @@ mod tests {
     /// walk stopped without the largest shift or the smallest count, the walk's bound not
     /// kept, opened clusters not scored or their distances not computed, the table kept
     /// through a split, a table kept through a merge without the merged mean's move in its
-    /// shift, ties resolved by a strict `<` alone.
+    /// shift, ties resolved by a strict `<` alone. Every sweep's table is checked on its
+    /// own too ([`Partition::assert_table_holds`]); it fails when openings are folded into
+    /// the lists with a reused slot's old place left in, a distance 1 % too large, a full
+    /// list not marked cut, an opened slot's own list not marked cut, or the opened slots
+    /// still marked as fresh.
     #[test]
     fn pruned_sweeps_move_exactly_as_unpruned_ones() {
         let (mut skipped, mut without_table, mut dropped, mut settled) = (0, 0, 0, 0);
         let (mut tails, mut kept, mut stale, mut zone_tails) = (0, 0, 0, 0);
         let (mut dense_rows, mut dense_dropped) = (0, 0);
         let (mut recalled, mut unrecalled) = (0, 0);
-        let mut merged_in_table = 0;
+        let (mut merged_in_table, mut folded) = (0, 0);
         for run in 0..190u64 {
             let (seed, dense) = if run < 130 {
                 (run, false)
@@ -2076,9 +2227,11 @@ mod tests {
             recalled += p.recalled.0;
             unrecalled += p.recalled.1;
             merged_in_table += p.merged_in_table;
+            folded += p.kept_tables.2;
         }
         eprintln!(
-            "merges made with a table kept {merged_in_table}, \
+            "merges made with a table kept {merged_in_table}, tables with openings folded \
+             {folded}, \
              skipped {skipped}, settled {settled}, sweeps without a table {without_table}, \
              dropped {dropped}, searches past their lists {tails}, zone walks past their \
              lists {zone_tails}, tables kept {kept}, rebuilt as stale {stale}, rows scored \
@@ -2104,6 +2257,10 @@ mod tests {
             "only {zone_tails} zone walks went past their lists"
         );
         assert!(skipped > 1000, "the bounds passed over only {skipped} rows");
+        assert!(
+            folded > 80,
+            "only {folded} tables had their openings folded"
+        );
         assert!(
             merged_in_table > 50,
             "only {merged_in_table} merges were made with a table kept"

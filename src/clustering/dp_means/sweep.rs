@@ -34,7 +34,7 @@ use crate::clustering::model::ClusterRun;
 use crate::clustering::objective::{BlockSums, dp_means_objective};
 use crate::linalg::{
     BLOCK_ROWS, Nearest, axpy, ordered_block_reduce, prefetch_one, row_sq_norms, screened_nearest,
-    sq_dist, sq_dists_from,
+    sq_dists_to,
 };
 
 /// Most rows in one wave of a sweep. Within a wave, the nearest of the clusters opened before
@@ -204,23 +204,21 @@ fn dp_means_run_with(
             if let Some(a) = ahead {
                 prefetch_one(&labels[a]);
             }
-            // Clusters opened after `from` was fixed: checked row by row, eight at a time
-            // (`sq_dists_from`, the bits of `sq_dist`), in index order.
+            // Clusters opened after `from` was fixed: checked row by row, in index order,
+            // up to 64 at a time (`sq_dists_to`, the bits of `sq_dist`).
             let (xr, k_now) = (x.row(r), current.n_rows());
-            let mut j = from;
-            while j + 8 <= k_now {
-                let dists = sq_dists_from(xr, std::array::from_fn(|i| current.row(j + i)));
-                for (i, dist) in dists.into_iter().enumerate() {
+            let mut dists = [0.0; 64];
+            for start in (from..k_now).step_by(64) {
+                let end = (start + 64).min(k_now);
+                let out = &mut dists[..end - start];
+                sq_dists_to(current.rows_slice(start, end), xr, out);
+                for (i, &dist) in out.iter().enumerate() {
                     if dist < best.dist {
-                        best = Nearest { label: j + i, dist };
+                        best = Nearest {
+                            label: start + i,
+                            dist,
+                        };
                     }
-                }
-                j += 8;
-            }
-            for j in j..k_now {
-                let dist = sq_dist(xr, current.row(j));
-                if dist < best.dist {
-                    best = Nearest { label: j, dist };
                 }
             }
             if best.dist > penalty && current.n_rows() < k_max {
@@ -658,6 +656,7 @@ pub(crate) fn drop_empty_clusters(labels: &mut [usize], means: &mut RowMatrix) {
 mod tests {
     use super::*;
     use crate::clustering::objective::{cluster_means, sum_of_squares};
+    use crate::linalg::sq_dist;
 
     fn data(n: usize) -> RowMatrix {
         RowMatrix::new(

@@ -292,10 +292,10 @@ fn dp_means_run_with(
             }
             // Parallel, by GEMM: nearest of the clusters opened so far in this sweep, and (in
             // the first sweep, which has no base pass) the sums by that label. Before the
-            // first sweep's delayed base pass, past `REACH_MIN_MEANS` clusters, the nearest
+            // first sweep's delayed base pass, past `REACH_WAVE_MIN_MEANS` clusters, the nearest
             // within P alone, by anchors ([`Reach`]) kept over the sweep and given each wave's
             // openings, while they spare three quarters of the distances.
-            let by_reach = k_base == 0 && k_max == usize::MAX && k_snap >= REACH_MIN_MEANS;
+            let by_reach = k_base == 0 && k_max == usize::MAX && k_snap >= REACH_WAVE_MIN_MEANS;
             let reach = match &mut wave_reach {
                 Some(r) if by_reach => {
                     let from = r.len();
@@ -503,8 +503,20 @@ fn base_pass(
 }
 
 /// The fewest means at the start of a sweep for which its base pass without bounds looks
-/// for each row's nearest mean within P alone ([`reach_base_pass`]).
-const REACH_MIN_MEANS: usize = 8192;
+/// for each row's nearest mean within P alone ([`reach_base_pass`]; it falls back to the
+/// full pass where the anchors do not spare three quarters of the distances). Lowered from
+/// 8 192 on 2026-12-05: on 200 000 × 50 blobs, two threads, at P = 100 (5 484 means at the
+/// paper run's second sweep) a default fit took 3.62–3.87 s at 2 048 (3.71 s at 1 024,
+/// 3.75 s at 512) against 4.25–4.47 s at 8 192; P = 150 2.13 against 2.20 s; P = 50, 300,
+/// 1 000 and the σ = 4 blobs at 500, 1 000 and 3 000 within noise; the same objectives.
+const REACH_MIN_MEANS: usize = 2048;
+
+/// The fewest clusters opened in the first sweep from which its waves look for each row's
+/// nearest within P alone (by anchors kept over the sweep, and dropped for the rest of it
+/// once a wave is not spared three quarters of its distances). Not lowered with
+/// [`REACH_MIN_MEANS`]: at 2 048 the anchors, taken up early, were dropped before the
+/// clusters grew many, and a fit at P = 50 took 31.5–31.7 s against 21.4 s.
+const REACH_WAVE_MIN_MEANS: usize = 8192;
 
 /// [`base_pass`] without bounds, for a sweep without a cap on K, as far as it matters: each
 /// row's nearest mean when that lies within P (the same label and distance), else none

@@ -48,7 +48,7 @@ impl Reach {
     /// The anchors of `means` (at least two) and their members. The anchors are means
     /// spread evenly over the indices: a sweep opens its clusters in the run's random row
     /// order, so these are a sample of the data.
-    pub fn new(means: &RowMatrix, penalty: f64) -> Reach {
+    pub fn new(means: MatrixView<'_>, penalty: f64) -> Reach {
         let (k, d) = (means.n_rows(), means.n_cols());
         assert!(k >= 2, "at least two means");
         let a = REACH_ANCHORS.min(k);
@@ -73,7 +73,7 @@ impl Reach {
             penalty,
             len: 0,
         };
-        reach.add(means.view());
+        reach.add(means);
         reach
     }
 
@@ -202,7 +202,7 @@ mod tests {
             let all = RowMatrix::new(n + k_means, 4, v);
             let x = all.rows_view(0, n);
             let means = RowMatrix::new(k_means, 4, all.as_slice()[4 * n..].to_vec());
-            let reach = Reach::new(&means, penalty);
+            let reach = Reach::new(means.view(), penalty);
             let mut out = vec![Nearest::NONE; n];
             let measured = reach.nearest_within(x, &mut out);
             let (mut within, mut beyond) = (0, 0);

@@ -303,8 +303,8 @@ fn dp_means_run_with(
                     Some(&*r)
                 }
                 None if by_reach && reach_pays => {
-                    let all = RowMatrix::new(k_snap, d, current.rows_slice(0, k_snap).to_vec());
-                    Some(&*wave_reach.insert(Reach::new(&all, penalty)))
+                    let all = current.rows_view(0, k_snap);
+                    Some(&*wave_reach.insert(Reach::new(all, penalty)))
                 }
                 _ => None,
             };
@@ -527,7 +527,7 @@ const REACH_WAVE_MIN_MEANS: usize = 8192;
 /// first block of rows.
 fn reach_base_pass(x: MatrixView<'_>, means: &RowMatrix, penalty: f64) -> Option<BasePass> {
     let (n, k, d) = (x.n_rows(), means.n_rows(), means.n_cols());
-    let reach = Reach::new(means, penalty);
+    let reach = Reach::new(means.view(), penalty);
     let first = BLOCK_ROWS.min(n);
     let mut probe = vec![Nearest::NONE; first];
     let probed = reach.nearest_within(x.rows_view(0, first), &mut probe);

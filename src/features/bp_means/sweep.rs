@@ -84,6 +84,15 @@ impl BpMeansRun<'_> {
             let kept = normal_kept.take();
             let (changed, opened, sums) =
                 sweep(x, x_norms, penalty, k_max, &mut z, &a, gm_old, kept);
+            if changed == 0 && a_is_ls {
+                // Nothing flipped or opened: Z, ZᵀZ and ZᵀX are those of the last
+                // least-squares step, which left no empty, duplicate or dependent column, so
+                // its A and objective are what solving again would give, bit for bit.
+                let last = *trace.last().expect("a least-squares step was made");
+                trace.push(last);
+                converged = true;
+                break;
+            }
             for r in opened.rows() {
                 a.push_row(r);
             }
@@ -448,6 +457,61 @@ mod tests {
             8 * flips[0] > n * k && flips[1] > 0 && 8 * flips[1] < n * k,
             "{flips:?}"
         );
+    }
+
+    /// A run that reports convergence ends at a fixed point: its last sweep changed nothing
+    /// (its trace ends with the same value twice, the last least-squares step not made
+    /// again), A is the least-squares A of the returned Z, and one more sweep from (Z, A)
+    /// flips and opens nothing. Block images, paper's and grown seeds, several penalties.
+    #[test]
+    fn converged_runs_end_at_a_fixed_point() {
+        use crate::features::lstsq::least_squares;
+        use crate::features::seeding::{FeatureSeeding, SeedTarget, seed_features};
+        use crate::generate::block_images;
+        use crate::restarts::run_rng;
+        let mut converged = 0;
+        for (n, sigma, penalty) in [(60, 0.5, 30.0), (120, 0.3, 10.0), (200, 0.5, 90.0)] {
+            let x = block_images(n, 0.5, sigma, 4).unwrap().x;
+            let norms = row_sq_norms(x.view());
+            let bp = BpMeansRun {
+                x: x.view(),
+                x_norms: &norms,
+                penalty,
+                k_max: usize::MAX,
+                max_iter: 300,
+            };
+            for (r, grow) in (0..6).zip([false, true].into_iter().cycle()) {
+                let target = SeedTarget::Penalty {
+                    penalty,
+                    k_max: usize::MAX,
+                };
+                let form = FeatureSeeding::BaseFeature;
+                let (z0, a0) = seed_features(x.view(), form, target, grow, &mut run_rng(7, r));
+                let run = bp.run(z0, a0);
+                assert!(run.converged, "n {n} restart {r}");
+                converged += 1;
+                let t = &run.trace;
+                assert!(t.len() >= 2 && t[t.len() - 1] == t[t.len() - 2], "{t:?}");
+                let ls = least_squares(x.view(), &run.z).a;
+                let scale = 1.0 + ls.as_slice().iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                for (p, q) in ls.as_slice().iter().zip(run.a.as_slice()) {
+                    assert!((p - q).abs() <= 1e-9 * scale, "n {n} restart {r}: {p} {q}");
+                }
+                let mut z = run.z.clone();
+                let (changed, opened, _) = sweep(
+                    x.view(),
+                    &norms,
+                    penalty,
+                    usize::MAX,
+                    &mut z,
+                    &run.a,
+                    gram(&run.a),
+                    None,
+                );
+                assert_eq!((changed, opened.n_rows()), (0, 0), "n {n} restart {r}");
+            }
+        }
+        assert_eq!(converged, 18);
     }
 
     #[test]

@@ -63,10 +63,18 @@ pub(crate) fn k_features_run_until(
         n_iter += 1;
         let gm = gm_a.take().unwrap_or_else(|| gram(&a));
         let changed = row_step(x, &mut z, &a, &gm, exact_max_k);
-        let (ls, rss, gm) = least_squares_rss_gram(x, &z, x_sq);
-        a = ls.a;
-        gm_a = Some(gm);
-        trace.push(rss);
+        if changed == 0 && a_is_ls {
+            // Z is the Z of the last least-squares step, whose A, G and residual are
+            // functions of Z alone: solving again would give their bits.
+            gm_a = Some(gm);
+            let rss = *trace.last().expect("a least-squares step was made");
+            trace.push(rss);
+        } else {
+            let (ls, rss, gm) = least_squares_rss_gram(x, &z, x_sq);
+            a = ls.a;
+            gm_a = Some(gm);
+            trace.push(rss);
+        }
         if stop(&z, n_iter) {
             break;
         }

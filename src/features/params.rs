@@ -12,13 +12,19 @@ use super::seeding::{FeatureSeeding, SeedMemo, SeedTarget, seed_features_shared}
 use super::stepwise::stepwise;
 use crate::MatrixView;
 use crate::error::{FitError, ParamError, check_data, check_penalty};
-use crate::linalg::row_sq_norms;
+use crate::linalg::{columns_of, row_sq_norms};
 use crate::model::Fit;
 use crate::restarts::{Observer, best_of_runs};
 use rand_chacha::ChaCha8Rng;
 
 /// Memory the BP-means runs remembered by the state their seeding ends in may take (per fit).
 const RUN_MEMO_BYTES: usize = 32 << 20;
+
+/// Values of X (N·D) up to which a BP-means fit keeps a column-major copy of X for its sweeps'
+/// X Aᵀ ([`crate::linalg::xat_columns`]; 8 MiB): on small data each sweep's product is a
+/// fixed cost that faer's kernels pay half again over; on large data the copy would double
+/// the fit's memory.
+const COLUMNS_MAX_VALUES: usize = 1 << 20;
 
 /// Restarts of every feature algorithm unless [`FeatureParams::restarts`] says otherwise
 /// (for stepwise K-features: at every K). The measurements behind it are in
@@ -294,6 +300,7 @@ impl FeatureValidParams {
                 let grow = self.grows_seeds();
                 let seeds = seed_memo(grow);
                 let runs = SharedMemo::new(RUN_MEMO_BYTES);
+                let x_cols = (x.n_rows() * x.n_cols() <= COLUMNS_MAX_VALUES).then(|| columns_of(x));
                 let best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
                     let target = SeedTarget::Penalty { penalty, k_max };
                     let seeded =
@@ -304,6 +311,7 @@ impl FeatureValidParams {
                         penalty,
                         k_max,
                         max_iter: self.max_iter,
+                        x_cols: x_cols.as_deref(),
                     };
                     let run = || {
                         let (z, a) = seeded.z_a();
@@ -392,6 +400,7 @@ impl FeatureValidParams {
                     penalty: 0.0,
                     k_max: k,
                     max_iter: self.max_iter,
+                    x_cols: None,
                 },
                 exact_max_k: self.exact_max_k,
                 x_sq,

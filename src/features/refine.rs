@@ -775,6 +775,7 @@ mod tests {
                 penalty: 30.0,
                 k_max: usize::MAX,
                 max_iter,
+                x_cols: None,
             },
             exact_max_k: 12,
             x_sq: crate::features::lstsq::entry_sq_sum(x.view()),

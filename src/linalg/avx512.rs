@@ -320,3 +320,92 @@ pub(super) fn axpy(alpha: f64, x: &[f64], y: &mut [f64]) {
         }
     }
 }
+
+/// [`super::xat_columns`]: sixteen rows a step, two registers of eight, against up to eight
+/// of A's rows at a time (`NF` of them here): for each column j in order, the rows' values
+/// of column j (two loads from X's column-major copy `xt`) times a_fj (one broadcast), added
+/// by FMA to the running product of row and feature. A last step of fewer than sixteen rows
+/// loads nothing past them (masked loads).
+#[target_feature(enable = "avx512f")]
+fn xat_columns_step<const NF: usize>(
+    out: &mut [f64; 2 * 8 * 8],
+    xt: &[f64],
+    n: usize,
+    r0: usize,
+    rows: usize,
+    a: &[f64],
+    f0: usize,
+) {
+    use std::arch::x86_64::{_mm512_maskz_loadu_pd, _mm512_set1_pd};
+    let d = xt.len() / n;
+    assert!(NF <= 8 && rows <= 16 && r0 + rows <= n && xt.len() == n * d);
+    assert!((f0 + NF) * d <= a.len());
+    let m0 = ((1u32 << rows.min(8)) - 1) as u8;
+    let m1 = ((1u32 << rows.saturating_sub(8)) - 1) as u8;
+    let mut acc = [[_mm512_setzero_pd(); 2]; NF];
+    for j in 0..d {
+        let col = xt[j * n..].as_ptr().wrapping_add(r0);
+        // SAFETY: the lanes the masks keep are rows r0..r0 + rows of column j, within `xt`
+        // (asserted above); masked-off lanes touch no memory.
+        let (v0, v1) = unsafe {
+            (
+                _mm512_maskz_loadu_pd(m0, col),
+                _mm512_maskz_loadu_pd(m1, col.wrapping_add(8)),
+            )
+        };
+        for (f, s) in acc.iter_mut().enumerate() {
+            let av = _mm512_set1_pd(a[(f0 + f) * d + j]);
+            s[0] = _mm512_fmadd_pd(v0, av, s[0]);
+            s[1] = _mm512_fmadd_pd(v1, av, s[1]);
+        }
+    }
+    for (f, s) in acc.iter().enumerate() {
+        // SAFETY: `out` holds 2 · 8 · 8 values; feature f's sixteen go to 16 f .. 16 f + 16.
+        unsafe {
+            _mm512_storeu_pd(out.as_mut_ptr().add(16 * f), s[0]);
+            _mm512_storeu_pd(out.as_mut_ptr().add(16 * f + 8), s[1]);
+        }
+    }
+}
+
+/// [`super::xat_columns`] with AVX-512F.
+#[target_feature(enable = "avx512f")]
+pub(super) fn xat_columns(
+    dst: &mut [f64],
+    xt: &[f64],
+    n: usize,
+    s: usize,
+    e: usize,
+    a: &[f64],
+    k: usize,
+) {
+    let d = a.len().checked_div(k).unwrap_or(0);
+    assert!(s <= e && e <= n && xt.len() == n * d && a.len() == k * d);
+    assert_eq!(dst.len(), (e - s) * k);
+    let mut out = [0.0; 2 * 8 * 8];
+    let mut r0 = s;
+    while r0 < e {
+        let rows = (e - r0).min(16);
+        let mut f0 = 0;
+        while f0 < k {
+            let nf = (k - f0).min(8);
+            match nf {
+                1 => xat_columns_step::<1>(&mut out, xt, n, r0, rows, a, f0),
+                2 => xat_columns_step::<2>(&mut out, xt, n, r0, rows, a, f0),
+                3 => xat_columns_step::<3>(&mut out, xt, n, r0, rows, a, f0),
+                4 => xat_columns_step::<4>(&mut out, xt, n, r0, rows, a, f0),
+                5 => xat_columns_step::<5>(&mut out, xt, n, r0, rows, a, f0),
+                6 => xat_columns_step::<6>(&mut out, xt, n, r0, rows, a, f0),
+                7 => xat_columns_step::<7>(&mut out, xt, n, r0, rows, a, f0),
+                _ => xat_columns_step::<8>(&mut out, xt, n, r0, rows, a, f0),
+            }
+            for f in 0..nf {
+                for r in 0..rows {
+                    dst[(r0 - s + r) * k + f0 + f] = out[16 * f + r];
+                }
+            }
+            f0 += nf;
+        }
+        r0 += rows;
+    }
+}

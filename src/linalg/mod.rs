@@ -476,6 +476,37 @@ pub fn gemm_xat(dst: &mut [f64], xb: &[f64], b: usize, a: &RowMatrix) {
     faer::linalg::matmul::matmul(out, Accum::Replace, lhs, rhs, 1.0, Par::Seq);
 }
 
+/// X's entries column by column (`D × N`, row-major: column j's N values from j·N): the
+/// copy [`xat_columns`] reads.
+pub fn columns_of(x: MatrixView<'_>) -> Vec<f64> {
+    let (n, d) = (x.n_rows(), x.n_cols());
+    let mut xt = vec![0.0; n * d];
+    for (i, row) in x.rows().enumerate() {
+        for (j, &v) in row.iter().enumerate() {
+            xt[j * n + i] = v;
+        }
+    }
+    xt
+}
+
+/// Rows `s..e` of X Aᵀ (`(e − s) × K`, row-major, into `dst`) from X's column-major copy
+/// `xt` ([`columns_of`], N rows): each entry x_n·a_k one chain of fused multiply-adds over
+/// the columns in order from zero, the order faer's kernels sum these products in at the
+/// shapes of small feature fits (so [`gemm_xat`]'s bits there; `tests::xat_columns_are_the_ordered_chains`).
+/// Without AVX-512F it is [`gemm_xat`] itself.
+pub fn xat_columns(dst: &mut [f64], xt: &[f64], n: usize, s: usize, e: usize, a: &RowMatrix) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU supports AVX-512F (checked just above).
+        return unsafe { avx512::xat_columns(dst, xt, n, s, e, a.as_slice(), a.n_rows()) };
+    }
+    let d = a.n_cols();
+    let xb: Vec<f64> = (s..e)
+        .flat_map(|i| (0..d).map(move |j| xt[j * n + i]))
+        .collect();
+    gemm_xat(dst, &xb, e - s, a)
+}
+
 /// The mean of all rows of `x` (zero for no rows).
 pub fn mean_row(x: MatrixView<'_>) -> Vec<f64> {
     let d = x.n_cols();
@@ -515,6 +546,57 @@ mod tests {
                 assert!((out[i * 3 + k] - dot(x.row(i), a.row(k))).abs() < 1e-14);
             }
         }
+    }
+
+    /// [`xat_columns`] forms every entry of X Aᵀ as one chain of fused multiply-adds over the
+    /// columns in order from zero, on blocks starting anywhere (rows left over from the
+    /// panels of sixteen, features past a group of eight); and at the shapes the BP-means
+    /// sweep gives it (blocks of 64 rows and more, 2 ≤ K ≤ 6) those are faer's bits.
+    #[test]
+    fn xat_columns_are_the_ordered_chains() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        };
+        // Without AVX-512F the columns are faer's own product.
+        #[cfg(target_arch = "x86_64")]
+        let chains = std::arch::is_x86_feature_detected!("avx512f");
+        #[cfg(not(target_arch = "x86_64"))]
+        let chains = false;
+        let mut faers = 0;
+        for d in [1, 3, 8, 37, 100, 257] {
+            for n in [1, 7, 16, 17, 64, 100, 130] {
+                for k in 1..=11 {
+                    let x = RowMatrix::new(n, d, (0..n * d).map(|_| next()).collect());
+                    let a = RowMatrix::new(k, d, (0..k * d).map(|_| next()).collect());
+                    let xt = columns_of(x.view());
+                    for (s, e) in [(0, n), (n / 3, n), (0, n / 2)] {
+                        let mut got = vec![f64::NAN; (e - s) * k];
+                        xat_columns(&mut got, &xt, n, s, e, &a);
+                        for i in (s..e).filter(|_| chains) {
+                            for f in 0..k {
+                                let chain = (x.row(i).iter().zip(a.row(f)))
+                                    .fold(0.0f64, |acc, (p, q)| p.mul_add(*q, acc));
+                                let at = (i - s) * k + f;
+                                assert_eq!(got[at].to_bits(), chain.to_bits(), "{n} {d} {k}");
+                            }
+                        }
+                        if e - s >= 64 && (2..=6).contains(&k) {
+                            let mut faer = vec![0.0; (e - s) * k];
+                            gemm_xat(&mut faer, x.rows_slice(s, e), e - s, &a);
+                            let bits =
+                                |v: &[f64]| v.iter().map(|t| t.to_bits()).collect::<Vec<_>>();
+                            assert_eq!(bits(&got), bits(&faer), "n {n} d {d} k {k} rows {s}..{e}");
+                            faers += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(faers > 100, "{faers}");
     }
 
     #[test]

@@ -300,7 +300,7 @@ impl FeatureValidParams {
                 let grow = self.grows_seeds();
                 let seeds = seed_memo(grow);
                 let runs = SharedMemo::new(RUN_MEMO_BYTES);
-                let x_cols = (x.n_rows() * x.n_cols() <= COLUMNS_MAX_VALUES).then(|| columns_of(x));
+                let x_cols = small_columns(x);
                 let best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
                     let target = SeedTarget::Penalty { penalty, k_max };
                     let seeded =
@@ -366,8 +366,9 @@ impl FeatureValidParams {
             FeatureAlgo::KFeatures => {
                 let k = self.k.expect("checked");
                 let (x_sq, seeds) = (entry_sq_sum(x), SeedMemo::start_only());
+                let x_cols = small_columns(x);
                 let best = best_of_runs(self.restarts, self.seed, observer, |_, rng| {
-                    self.k_features_single(x, x_sq, &seeds, k, rng)
+                    self.k_features_single(x, x_cols.as_deref(), x_sq, &seeds, k, rng)
                 });
                 FeatureModel::from_best(best)
             }
@@ -379,11 +380,12 @@ impl FeatureValidParams {
         Ok(model)
     }
 
-    /// One seeded K-features run (`x_sq`: ‖X‖²_F, [`entry_sq_sum`]; `seeds`: the fit's
-    /// seedings, sharing their start).
+    /// One seeded K-features run (`x_cols`: X column by column, [`small_columns`]; `x_sq`:
+    /// ‖X‖²_F, [`entry_sq_sum`]; `seeds`: the fit's seedings, sharing their start).
     pub(crate) fn k_features_single(
         &self,
         x: MatrixView<'_>,
+        x_cols: Option<&[f64]>,
         x_sq: f64,
         seeds: &SeedMemo,
         k: usize,
@@ -391,7 +393,7 @@ impl FeatureValidParams {
     ) -> FeatureRun {
         let target = SeedTarget::Fixed(k);
         let (z, a) = seed_features_shared(x, self.seeding, target, false, rng, Some(seeds)).z_a();
-        let run = k_features_run(x, x_sq, self.max_iter, self.exact_max_k, z, a);
+        let run = k_features_run(x, x_cols, x_sq, self.max_iter, self.exact_max_k, z, a);
         if self.refines() {
             let setting = Setting {
                 bp: BpMeansRun {
@@ -400,7 +402,7 @@ impl FeatureValidParams {
                     penalty: 0.0,
                     k_max: k,
                     max_iter: self.max_iter,
-                    x_cols: None,
+                    x_cols,
                 },
                 exact_max_k: self.exact_max_k,
                 x_sq,
@@ -412,6 +414,12 @@ impl FeatureValidParams {
             run
         }
     }
+}
+
+/// X column by column ([`columns_of`]) when it holds at most [`COLUMNS_MAX_VALUES`] values:
+/// the copy the runs' sweeps form X Aᵀ from.
+pub(crate) fn small_columns(x: MatrixView<'_>) -> Option<Vec<f64>> {
+    (x.n_rows() * x.n_cols() <= COLUMNS_MAX_VALUES).then(|| columns_of(x))
 }
 
 /// The seedings' memo of a BP-means fit: the start and the steps with grown seeds, the start

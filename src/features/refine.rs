@@ -406,29 +406,47 @@ fn descend(s: &Setting, z: BinaryMatrix, a: RowMatrix) -> FeatureRun {
     let exact_max_k = s.exact_max_k.min(MOVE_EXACT_MAX_K);
     let small = z.n() * z.k() <= DESCENT_KEY_MAX;
     let Some(memo) = s.memo.filter(|_| small) else {
-        let kf = k_features_run_until(s.bp.x, s.x_sq, max_iter, exact_max_k, z, a, |_, _| false);
+        let kf = k_features_run_until(
+            s.bp.x,
+            s.bp.x_cols,
+            s.x_sq,
+            max_iter,
+            exact_max_k,
+            z,
+            a,
+            |_, _| false,
+        );
         return s.bp.run(kf.z, kf.a);
     };
     // The last Z met after a sweep, with the sweeps made up to each.
     let mut passed: Vec<(Vec<u8>, usize)> = Vec::with_capacity(DESCENT_KEYS);
     let mut known: Option<(usize, Descended)> = None;
-    let kf = k_features_run_until(s.bp.x, s.x_sq, max_iter, exact_max_k, z, a, |z, sweeps| {
-        let key = z_key(z);
-        // A remembered descent took `left` more sweeps from this Z. This one takes at most
-        // one more (the sweep that shows nothing changes, when the other's arrival already
-        // ended it), so it ends within the cap alike when that fits.
-        if let Some(d) = memo.descents.get(&key)
-            && sweeps + d.left < max_iter
-        {
-            known = Some((sweeps, d));
-            return true;
-        }
-        if passed.len() == DESCENT_KEYS {
-            passed.remove(0);
-        }
-        passed.push((key, sweeps));
-        false
-    });
+    let kf = k_features_run_until(
+        s.bp.x,
+        s.bp.x_cols,
+        s.x_sq,
+        max_iter,
+        exact_max_k,
+        z,
+        a,
+        |z, sweeps| {
+            let key = z_key(z);
+            // A remembered descent took `left` more sweeps from this Z. This one takes at most
+            // one more (the sweep that shows nothing changes, when the other's arrival already
+            // ended it), so it ends within the cap alike when that fits.
+            if let Some(d) = memo.descents.get(&key)
+                && sweeps + d.left < max_iter
+            {
+                known = Some((sweeps, d));
+                return true;
+            }
+            if passed.len() == DESCENT_KEYS {
+                passed.remove(0);
+            }
+            passed.push((key, sweeps));
+            false
+        },
+    );
     // The sweep count this descent's K-features run ends by, at most: remembered from here
     // on, at most one more than the remembered descent took.
     let (end, out) = match known {
@@ -455,7 +473,15 @@ pub(crate) fn refine_k_features(
     mut run: FeatureRun,
 ) -> FeatureRun {
     let kf = |z: BinaryMatrix, a: RowMatrix| {
-        k_features_run(s.bp.x, s.x_sq, s.bp.max_iter, s.exact_max_k, z, a)
+        k_features_run(
+            s.bp.x,
+            s.bp.x_cols,
+            s.x_sq,
+            s.bp.max_iter,
+            s.exact_max_k,
+            z,
+            a,
+        )
     };
     let (x, k, x_sq) = (s.bp.x, run.z.k(), s.x_sq);
     for _ in 0..s.bp.max_iter {
@@ -868,10 +894,16 @@ mod tests {
         // counts, and under a cap one may end where another does not.
         let x_sq = setting(None, 300).x_sq;
         let on = |(z, a): &(BinaryMatrix, RowMatrix), sweeps| {
-            let r =
-                k_features_run_until(x.view(), x_sq, sweeps, 12, z.clone(), a.clone(), |_, _| {
-                    false
-                });
+            let r = k_features_run_until(
+                x.view(),
+                None,
+                x_sq,
+                sweeps,
+                12,
+                z.clone(),
+                a.clone(),
+                |_, _| false,
+            );
             (r.z, r.a)
         };
         let starts: Vec<(BinaryMatrix, RowMatrix)> = starts

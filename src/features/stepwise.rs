@@ -6,7 +6,7 @@
 
 use super::lstsq::entry_sq_sum;
 use super::model::{FeatureModel, FeatureRun};
-use super::params::FeatureValidParams;
+use super::params::{FeatureValidParams, small_columns};
 use super::seeding::SeedMemo;
 use crate::MatrixView;
 use crate::restarts::{Observer, RunOutcome, best_of_runs};
@@ -29,9 +29,10 @@ pub(crate) fn stepwise(
     let mut tried: Vec<f64> = Vec::new();
     let mut best: Option<(FeatureRun, usize, Vec<f64>)> = None;
     let (x_sq, seeds) = (entry_sq_sum(x), SeedMemo::start_only());
+    let x_cols = small_columns(x);
     for k in 1..=k_max {
         let runs = best_of_runs(p.restarts, seed_for_k(p.seed, k), observer, |_, rng| {
-            let mut run = p.k_features_single(x, x_sq, &seeds, k, rng);
+            let mut run = p.k_features_single(x, x_cols.as_deref(), x_sq, &seeds, k, rng);
             run.objective += k as f64 * penalty;
             run.trace.iter_mut().for_each(|t| *t += k as f64 * penalty);
             run

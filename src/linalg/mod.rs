@@ -507,6 +507,33 @@ pub fn xat_columns(dst: &mut [f64], xt: &[f64], n: usize, s: usize, e: usize, a:
     gemm_xat(dst, &xb, e - s, a)
 }
 
+/// Features up to which [`xat_columns`] forms X Aᵀ faster than faer: two panels of eight
+/// rows against K broadcast means make 2K FMAs per column, and from K = 7 on that is slower
+/// than faer's K lanes (100 × 100 rows on AMD EPYC family 26: 1.03–1.11 µs at K = 2–4,
+/// 1.31 and 1.43 µs at K = 5 and 6, against faer's 1.51–1.60 µs; 1.58 against 1.51 µs at
+/// K = 7).
+pub const COLUMNS_MAX_K: usize = 6;
+
+/// Rows `s..e` of X Aᵀ into `dst`: by [`xat_columns`] from X's columns where a run has them,
+/// the block holds at least 64 rows and 2 ≤ K ≤ [`COLUMNS_MAX_K`], the shapes at which
+/// faer's kernels sum each product in one chain from the first column, so the bits are
+/// [`gemm_xat`]'s (`tests::xat_columns_are_the_ordered_chains`); else by [`gemm_xat`].
+pub fn xat_block(
+    dst: &mut [f64],
+    x: MatrixView<'_>,
+    x_cols: Option<&[f64]>,
+    s: usize,
+    e: usize,
+    a: &RowMatrix,
+) {
+    match x_cols {
+        Some(xt) if e - s >= 64 && (2..=COLUMNS_MAX_K).contains(&a.n_rows()) => {
+            xat_columns(dst, xt, x.n_rows(), s, e, a)
+        }
+        _ => gemm_xat(dst, x.rows_slice(s, e), e - s, a),
+    }
+}
+
 /// The mean of all rows of `x` (zero for no rows).
 pub fn mean_row(x: MatrixView<'_>) -> Vec<f64> {
     let d = x.n_cols();

@@ -25,7 +25,7 @@ use crate::features::lstsq::{NormalSums, normal_equations, solve_with_rss_gram};
 use crate::features::model::FeatureRun;
 use crate::features::objective::{residual_ss, row_residual};
 use crate::features::zmat::BinaryMatrix;
-use crate::linalg::{BLOCK_ROWS, dot, gemm_xat, ordered_block_stream, xat_columns};
+use crate::linalg::{BLOCK_ROWS, dot, gemm_xat, ordered_block_stream, xat_block};
 use std::collections::HashMap;
 
 /// Relative margin (of ‖x_n‖² + zᵀGz) inside which ‖r‖² is recomputed directly.
@@ -41,9 +41,10 @@ pub(crate) struct BpMeansRun<'a> {
     pub k_max: usize,
     pub max_iter: usize,
     /// X column by column ([`columns_of`]), on small data: the sweeps then form X Aᵀ by
-    /// [`xat_columns`] where that gives faer's bits and is faster (see [`x_times_means`]).
+    /// [`xat_block`] where that gives faer's bits and is faster.
     ///
     /// [`columns_of`]: crate::linalg::columns_of
+    /// [`xat_block`]: crate::linalg::xat_block
     pub x_cols: Option<&'a [f64]>,
 }
 
@@ -198,7 +199,7 @@ fn sweep(
         |_, s, e| {
             let b = e - s;
             let mut gb = vec![0.0; b * k_old];
-            x_times_means(&mut gb, x, x_cols, s, e, a);
+            xat_block(&mut gb, x, x_cols, s, e, a);
             let mut rows = vec![0u8; b * k_old];
             start.pack_rows(s, e, &mut rows);
             // Under the cap no row can open a feature: the new-feature test is skipped.
@@ -311,33 +312,6 @@ fn sweep(
         },
     );
     (changed, opened, sums)
-}
-
-/// Features up to which [`xat_columns`] forms X Aᵀ faster than faer: two panels of eight
-/// rows against K broadcast means make 2K FMAs per column, and from K = 7 on that is slower
-/// than faer's K lanes (100 × 100 rows on AMD EPYC family 26: 1.03–1.11 µs at K = 2–4,
-/// 1.31 and 1.43 µs at K = 5 and 6, against faer's 1.51–1.60 µs; 1.58 against 1.51 µs at
-/// K = 7).
-const COLUMNS_MAX_K: usize = 6;
-
-/// Rows `s..e` of X Aᵀ into `dst`: by [`xat_columns`] from X's columns where a run has them,
-/// the block holds at least 64 rows and 2 ≤ K ≤ [`COLUMNS_MAX_K`], the shapes at which
-/// faer's kernels sum each product in one chain from the first column, so the bits are
-/// [`gemm_xat`]'s (`linalg::tests::xat_columns_are_the_ordered_chains`); else by [`gemm_xat`].
-fn x_times_means(
-    dst: &mut [f64],
-    x: MatrixView<'_>,
-    x_cols: Option<&[f64]>,
-    s: usize,
-    e: usize,
-    a: &RowMatrix,
-) {
-    match x_cols {
-        Some(xt) if e - s >= 64 && (2..=COLUMNS_MAX_K).contains(&a.n_rows()) => {
-            xat_columns(dst, xt, x.n_rows(), s, e, a)
-        }
-        _ => gemm_xat(dst, x.rows_slice(s, e), e - s, a),
-    }
 }
 
 /// Whether a row's residual ‖r‖², estimated as `estimate` = ‖x_n‖² + c(z) with zᵀGz =

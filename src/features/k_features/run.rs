@@ -14,21 +14,24 @@ use crate::features::lstsq::least_squares_rss_gram;
 use crate::features::model::FeatureRun;
 use crate::features::objective::residual_ss;
 use crate::features::zmat::BinaryMatrix;
-use crate::linalg::{BLOCK_ROWS, gemm_xat, ordered_block_reduce};
+use crate::linalg::{BLOCK_ROWS, ordered_block_reduce, xat_block};
 
 /// Runs K-features from the seed (Z, A); `exact_max_k` bounds exact row enumeration, `x_sq`
-/// is ‖X‖²_F ([`entry_sq_sum`]).
+/// is ‖X‖²_F ([`entry_sq_sum`]), `x_cols` X column by column where the fit keeps it (for the
+/// sweeps' X Aᵀ, [`crate::linalg::xat_block`]).
 ///
 /// [`entry_sq_sum`]: crate::features::lstsq::entry_sq_sum
 pub(crate) fn k_features_run(
     x: MatrixView<'_>,
+    x_cols: Option<&[f64]>,
     x_sq: f64,
     max_iter: usize,
     exact_max_k: usize,
     z0: BinaryMatrix,
     a0: RowMatrix,
 ) -> FeatureRun {
-    let mut run = k_features_run_until(x, x_sq, max_iter, exact_max_k, z0, a0, |_, _| false);
+    let mut run =
+        k_features_run_until(x, x_cols, x_sq, max_iter, exact_max_k, z0, a0, |_, _| false);
     run.objective = residual_ss(x, &run.z, &run.a);
     run
 }
@@ -41,8 +44,10 @@ pub(crate) fn k_features_run(
 /// only), and the next sweep both starts from it and may end the run. A caller that knows
 /// where the run goes from a Z it was shown (the refinement's deep moves, `refine.rs`) stops
 /// it there.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn k_features_run_until(
     x: MatrixView<'_>,
+    x_cols: Option<&[f64]>,
     x_sq: f64,
     max_iter: usize,
     exact_max_k: usize,
@@ -62,7 +67,7 @@ pub(crate) fn k_features_run_until(
     while n_iter < max_iter {
         n_iter += 1;
         let gm = gm_a.take().unwrap_or_else(|| gram(&a));
-        let changed = row_step(x, &mut z, &a, &gm, exact_max_k);
+        let changed = row_step(x, x_cols, &mut z, &a, &gm, exact_max_k);
         if changed == 0 && a_is_ls {
             // Z is the Z of the last least-squares step, whose A, G and residual are
             // functions of Z alone: solving again would give their bits.
@@ -97,6 +102,7 @@ pub(crate) fn k_features_run_until(
 /// Sets every row of `z` to its best response to `a`; returns how many rows changed.
 fn row_step(
     x: MatrixView<'_>,
+    x_cols: Option<&[f64]>,
     z: &mut BinaryMatrix,
     a: &RowMatrix,
     gm: &[f64],
@@ -117,7 +123,7 @@ fn row_step(
         |_, s, e| {
             let b = e - s;
             let mut g = vec![0.0; b * k];
-            gemm_xat(&mut g, x.rows_slice(s, e), b, a);
+            xat_block(&mut g, x, x_cols, s, e, a);
             // Each row's best response (through the table, four rows at a time).
             let mut cands = vec![0u8; b * k];
             if let Some(t) = &table {

@@ -88,6 +88,19 @@ unsafe fn flip_rows_avx512(
         return flip_rows_avx2(rows, gb, gm, k, x_norms, may_open);
     }
     let mut out = Vec::with_capacity(b);
+    if bits && (1..=8).contains(&k) {
+        // SAFETY: the caller checked AVX-512F, AVX-512BW and BMI2 (`bits`).
+        let i = unsafe { flip_rows_in_registers(rows, gb, gm, k, x_norms, may_open, &mut out) };
+        out.extend(flip_rows_avx2(
+            &mut rows[i * k..],
+            &gb[i * k..],
+            gm,
+            k,
+            &x_norms[i..],
+            may_open,
+        ));
+        return out;
+    }
     // Per feature: the eight rows' g side by side, then their h; the rows' z as masks. On
     // the stack up to STACK_K features (a block is stepped once per sweep, and small
     // problems make many sweeps).
@@ -247,6 +260,175 @@ unsafe fn flip_rows_avx512(
         may_open,
     ));
     out
+}
+
+/// [`flip_rows_avx512`] for K ≤ 8 features (with AVX-512BW and BMI2): the same operations
+/// in every lane, in the same order, but g and h of each group of eight rows held in
+/// registers (`K` of each, the count known when compiled) instead of memory, and two groups
+/// stepped side by side where registers allow (K ≤ 6), so that one group's chain of flips
+/// (each feature's test waits on the last flip's update of h) overlaps the other's. Appends
+/// the passes of the first rows, a multiple of eight, and returns how many it took.
+///
+/// # Safety
+/// The CPU has AVX-512F, AVX-512BW and BMI2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,bmi2")]
+unsafe fn flip_rows_in_registers(
+    rows: &mut [u8],
+    gb: &[f64],
+    gm: &[f64],
+    k: usize,
+    x_norms: &[f64],
+    may_open: bool,
+    out: &mut Vec<RowPass>,
+) -> usize {
+    let b = x_norms.len();
+    let mut i = 0;
+    macro_rules! groups {
+        ($k:literal, $pair:literal) => {{
+            if $pair {
+                while i + 16 <= b {
+                    // SAFETY: as for this function.
+                    unsafe { flip_groups::<$k, 2>(rows, gb, gm, x_norms, i, may_open, out) };
+                    i += 16;
+                }
+            }
+            while i + 8 <= b {
+                // SAFETY: as for this function.
+                unsafe { flip_groups::<$k, 1>(rows, gb, gm, x_norms, i, may_open, out) };
+                i += 8;
+            }
+        }};
+    }
+    match k {
+        1 => groups!(1, true),
+        2 => groups!(2, true),
+        3 => groups!(3, true),
+        4 => groups!(4, true),
+        5 => groups!(5, true),
+        6 => groups!(6, true),
+        7 => groups!(7, false),
+        _ => groups!(8, false),
+    }
+    i
+}
+
+/// `P` groups of eight rows from row `i` for [`flip_rows_in_registers`].
+///
+/// # Safety
+/// The CPU has AVX-512F, AVX-512BW and BMI2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,bmi2")]
+unsafe fn flip_groups<const K: usize, const P: usize>(
+    rows: &mut [u8],
+    gb: &[f64],
+    gm: &[f64],
+    x_norms: &[f64],
+    i: usize,
+    may_open: bool,
+    out: &mut Vec<RowPass>,
+) {
+    use std::arch::x86_64::{
+        __m512d, _CMP_LT_OQ, _mm512_add_pd, _mm512_castpd_si512, _mm512_castsi512_pd,
+        _mm512_cmp_pd_mask, _mm512_i64gather_pd, _mm512_loadu_pd, _mm512_mask_add_epi64,
+        _mm512_mask_add_pd, _mm512_mask_mov_pd, _mm512_mask_sub_pd, _mm512_mask_xor_epi64,
+        _mm512_mul_pd, _mm512_set1_epi64, _mm512_set1_pd, _mm512_setr_epi64, _mm512_setzero_pd,
+        _mm512_setzero_si512, _mm512_storeu_epi64, _mm512_storeu_pd, _mm512_sub_pd,
+    };
+    assert!(K <= 8 && gm.len() == K * K);
+    assert!((i + 8 * P) * K <= rows.len() && (i + 8 * P) * K <= gb.len());
+    assert!(i + 8 * P <= x_norms.len());
+    let sign = _mm512_set1_epi64(i64::MIN);
+    let (two, one) = (_mm512_set1_pd(2.0), _mm512_set1_pd(1.0));
+    let k64 = K as i64;
+    let step = _mm512_setr_epi64(0, k64, 2 * k64, 3 * k64, 4 * k64, 5 * k64, 6 * k64, 7 * k64);
+    let mut zm = [[0u8; K]; P];
+    let mut g = [[_mm512_setzero_pd(); K]; P];
+    let mut h = [[_mm512_setzero_pd(); K]; P];
+    for p in 0..P {
+        let at = (i + 8 * p) * K;
+        // SAFETY: the CPU has AVX-512BW and BMI2; the group's 8K ≤ 64 bytes.
+        unsafe { masks_of_rows(&rows[at..at + 8 * K], K, &mut zm[p]) };
+        for (j, gj) in g[p].iter_mut().enumerate() {
+            // SAFETY: the largest index read is at + j + 7K < at + 8K, within `gb`.
+            *gj = unsafe { _mm512_i64gather_pd::<8>(step, gb.as_ptr().add(at + j).cast()) };
+        }
+        // h_j = 0 + G_ij over the ones i of each row, ascending (G symmetric: row i).
+        for (j, hj) in h[p].iter_mut().enumerate() {
+            for (t, &m) in zm[p].iter().enumerate() {
+                *hj = _mm512_mask_add_pd(*hj, m, *hj, _mm512_set1_pd(gm[t * K + j]));
+            }
+        }
+    }
+    let mut flips = [_mm512_setzero_si512(); P];
+    for kk in 0..K {
+        let gkk = _mm512_set1_pd(gm[kk * K + kk]);
+        for p in 0..P {
+            let zk = zm[p][kk];
+            // flip_delta: s = h_k − (G_kk if set, else 0); on = G_kk + 2 s − 2 g_k; −on if set.
+            let s = _mm512_sub_pd(h[p][kk], _mm512_mask_mov_pd(_mm512_setzero_pd(), zk, gkk));
+            let on_ = _mm512_sub_pd(
+                _mm512_add_pd(gkk, _mm512_mul_pd(two, s)),
+                _mm512_mul_pd(two, g[p][kk]),
+            );
+            let on_ = _mm512_castpd_si512(on_);
+            let delta = _mm512_castsi512_pd(_mm512_mask_xor_epi64(on_, zk, on_, sign));
+            let flip = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(delta, _mm512_setzero_pd());
+            if flip == 0 {
+                continue;
+            }
+            // apply_flip: h += sign · G_k, sign −1 where the entry was set.
+            let sgn = _mm512_mask_mov_pd(one, zk, _mm512_set1_pd(-1.0));
+            for (j, hj) in h[p].iter_mut().enumerate() {
+                let row = _mm512_mul_pd(sgn, _mm512_set1_pd(gm[kk * K + j]));
+                *hj = _mm512_mask_add_pd(*hj, flip, *hj, row);
+            }
+            zm[p][kk] ^= flip;
+            flips[p] = _mm512_mask_add_epi64(flips[p], flip, flips[p], _mm512_set1_epi64(1));
+        }
+    }
+    for p in 0..P {
+        let at = (i + 8 * p) * K;
+        // SAFETY: as for `masks_of_rows` above.
+        unsafe { rows_of_masks(&zm[p], K, &mut rows[at..at + 8 * K]) };
+        let mut counts = [0i64; 8];
+        // SAFETY: `counts` holds the eight i64 the store writes.
+        unsafe { _mm512_storeu_epi64(counts.as_mut_ptr(), flips[p]) };
+        if !may_open {
+            out.extend(counts.map(|c| RowPass {
+                flips: c as usize,
+                estimate: f64::NAN,
+                quad: f64::NAN,
+            }));
+            continue;
+        }
+        // The new-feature test's inputs, as in `flip_rows_avx512`.
+        let mut quad = _mm512_set1_pd(-0.0);
+        let mut cost = _mm512_setzero_pd();
+        for t in 0..K {
+            let mt = zm[p][t];
+            quad = _mm512_mask_add_pd(quad, mt, quad, h[p][t]);
+            cost = _mm512_mask_sub_pd(cost, mt, cost, _mm512_mul_pd(two, g[p][t]));
+            for (j, &mj) in zm[p].iter().enumerate() {
+                cost = _mm512_mask_add_pd(cost, mt & mj, cost, _mm512_set1_pd(gm[t * K + j]));
+            }
+        }
+        let r0 = i + 8 * p;
+        // SAFETY: `x_norms[r0..r0 + 8]` holds the eight f64 the load reads.
+        let norms: __m512d = unsafe { _mm512_loadu_pd(x_norms.as_ptr().add(r0)) };
+        let estimate = _mm512_add_pd(norms, cost);
+        let (mut q8, mut e8) = ([0.0f64; 8], [0.0f64; 8]);
+        // SAFETY: each array holds the eight f64 its store writes.
+        unsafe {
+            _mm512_storeu_pd(q8.as_mut_ptr(), quad);
+            _mm512_storeu_pd(e8.as_mut_ptr(), estimate);
+        }
+        out.extend((0..8).map(|r| RowPass {
+            flips: counts[r] as usize,
+            estimate: e8[r],
+            quad: q8[r],
+        }));
+    }
 }
 
 /// The bits of feature j, j + k, …, j + 7k in a 64-bit word: where eight rows of k ≤ 8
@@ -416,7 +598,12 @@ mod tests {
                     let v = rng.random_range(lo..hi);
                     if integer { v.round() } else { v }
                 };
-                let b = trial % 21;
+                // Up to 20 rows, and 42–63: pairs of groups of eight, a group, the rest.
+                let b = if trial % 3 == 2 {
+                    40 + trial
+                } else {
+                    trial % 21
+                };
                 let a: Vec<Vec<f64>> = (0..k)
                     .map(|_| (0..6).map(|_| value(-2.0, 2.0)).collect())
                     .collect();

@@ -276,12 +276,11 @@ fn grow_feature_shared(
         } else {
             take_rows(resid, err, &mean, &mut rows, &mut dots, SCREEN_SLACK)
         };
-        let count = rows.iter().filter(|&&t| t).count();
+        rows_taking(&rows, &mut taken);
+        let count = taken.len();
         if last || (step > 0 && !changed) || count == 0 {
             // The gain and the new errors of the rows that take it, exactly.
             if !last {
-                taken.clear();
-                taken.extend((0..n).filter(|&i| rows[i]));
                 let mut near = vec![0.0; taken.len()];
                 sq_dists_at(resid.as_slice(), &taken, &mean, &mut near);
                 dist = vec![f64::NAN; n];
@@ -290,7 +289,7 @@ fn grow_feature_shared(
                 }
             }
             let mut gain = 0.0;
-            for i in (0..n).filter(|&i| rows[i]) {
+            for &i in &taken {
                 gain += err[i] - dist[i];
             }
             let grown = Grown {
@@ -301,13 +300,25 @@ fn grow_feature_shared(
             };
             return end(grown, passed);
         }
-        taken.clear();
-        taken.extend((0..n).filter(|&i| rows[i]));
         let sum = sum_rows(resid.as_slice(), d, &taken);
         let inv = 1.0 / count as f64;
         mean = sum.into_iter().map(|s| s * inv).collect();
         step += 1;
     }
+}
+
+/// The indices of the rows marked in `rows`, ascending, into `taken` (cleared first).
+/// Branch-free, as [`ones_of`](super::kernels::ones_of): which rows take a feature is close
+/// to random, so a branch per row would be mispredicted often.
+fn rows_taking(rows: &[bool], taken: &mut Vec<usize>) {
+    taken.clear();
+    taken.resize(rows.len(), 0);
+    let mut m = 0;
+    for (i, &t) in rows.iter().enumerate() {
+        taken[m] = i;
+        m += usize::from(t);
+    }
+    taken.truncate(m);
 }
 
 /// Appends `rows` to a memo's key, eight to a byte (all keys of one memo hold as many rows,
@@ -661,8 +672,9 @@ pub(crate) fn seed_features_shared(
             continue;
         }
         let f = step.grown;
-        for (i, _) in f.rows.iter().enumerate().filter(|(_, t)| **t) {
-            err[i] = f.dist[i];
+        // The new errors of the rows that take the feature, without a branch per row.
+        for ((e, &t), &nd) in err.iter_mut().zip(&f.rows).zip(&f.dist) {
+            *e = if t { nd } else { *e };
         }
         if let Some(r) = resid.as_mut() {
             take(r, &f);

@@ -183,9 +183,11 @@ fn sweep(
     let by_change = kept.is_some();
     let mut sums = Some(kept.unwrap_or_else(|| NormalSums::zeros(k_old, d)));
     // Gram matrix of old + opened features, row-major with stride `k_now`.
-    let mut gm = gm_old.clone();
+    // G and the means of old + opened features, copied from the sweep's own when the first
+    // feature opens (most sweeps open none).
+    let mut grown_gm: Option<Vec<f64>> = None;
     let mut opened = RowMatrix::zeros(0, d);
-    let mut all = a.clone();
+    let mut grown_all: Option<RowMatrix> = None;
     let mut changed = 0usize;
     let mut g = Vec::new();
     let mut h = Vec::new();
@@ -234,7 +236,7 @@ fn sweep(
             gemm_xat(&mut ob, x.rows_slice(s, e), e - s, &opened);
             let mut next = s;
             while next < e {
-                if all.n_rows() == k_old {
+                if grown_all.is_none() {
                     // No feature opened yet: up to the next row that may open one, the rows
                     // take their pass as it is (the per-row code below would do just that).
                     let stop = may_exceed[next - s..]
@@ -252,6 +254,10 @@ fn sweep(
                 }
                 let i = next;
                 next += 1;
+                let (gm, all) = (
+                    grown_gm.as_deref().unwrap_or(&gm_old),
+                    grown_all.as_ref().unwrap_or(a),
+                );
                 let k_now = all.n_rows();
                 z.set_row_start(i, &rows[(i - s) * k_old..(i - s + 1) * k_old]);
                 let zi = z.row_mut(i);
@@ -268,11 +274,11 @@ fn sweep(
                     g.extend(opened.rows().skip(k_pre).map(|o| dot(o, x.row(i))));
                     h.resize(k_now, 0.0);
                     ones_of(zi, &mut on);
-                    gz_on(&on, &gm, &mut h);
-                    changed += flip_pass_from(zi, &g, &gm, &mut h, k_old);
+                    gz_on(&on, gm, &mut h);
+                    changed += flip_pass_from(zi, &g, gm, &mut h, k_old);
                     ones_of(zi, &mut on);
                     quad = on.iter().map(|&j| h[j]).sum();
-                    estimate = x_norms[i] + row_cost_on(&on, &g, &gm, k_now);
+                    estimate = x_norms[i] + row_cost_on(&on, &g, gm, k_now);
                 }
                 if k_now >= k_max {
                     continue;
@@ -280,7 +286,7 @@ fn sweep(
                 if clearly_below(estimate, quad, x_norms[i], penalty) {
                     continue;
                 }
-                let exact = row_residual(x.row(i), zi, &all, &mut r);
+                let exact = row_residual(x.row(i), zi, all, &mut r);
                 if exact > penalty {
                     // Open feature k_now = r, held by row i alone.
                     let new = z.push_col();
@@ -297,13 +303,13 @@ fn sweep(
                         grown[k_now * (k_now + 1) + p] = v;
                     }
                     grown[k_now * (k_now + 1) + k_now] = exact;
-                    gm = grown;
-                    all.push_row(&r);
+                    grown_gm = Some(grown);
+                    grown_all.get_or_insert_with(|| a.clone()).push_row(&r);
                     opened.push_row(&r);
                     changed += 1;
                 }
             }
-            if all.n_rows() > k_old {
+            if grown_all.is_some() {
                 sums = None;
             }
             if let (Some(acc), Some(part)) = (sums.as_mut(), &part) {

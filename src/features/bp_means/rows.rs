@@ -7,6 +7,8 @@
 //! (no FMA contraction), so the same bits.
 
 use crate::features::kernels::{flip_pass, gz_on, ones_of, row_cost_on};
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::__m512d;
 
 /// Up to this many features the eight-row step keeps its working rows on the stack (2 KiB
 /// each for g and h).
@@ -77,10 +79,8 @@ unsafe fn flip_rows_avx512(
     bits: bool,
 ) -> Vec<RowPass> {
     use std::arch::x86_64::{
-        _CMP_LT_OQ, _mm512_add_pd, _mm512_castpd_si512, _mm512_castsi512_pd, _mm512_cmp_pd_mask,
-        _mm512_i64gather_pd, _mm512_loadu_pd, _mm512_mask_add_pd, _mm512_mask_mov_pd,
-        _mm512_mask_sub_pd, _mm512_mask_xor_epi64, _mm512_mul_pd, _mm512_set1_epi64,
-        _mm512_set1_pd, _mm512_setr_epi64, _mm512_setzero_pd, _mm512_storeu_pd, _mm512_sub_pd,
+        _mm512_i64gather_pd, _mm512_loadu_pd, _mm512_mask_add_pd, _mm512_set1_pd,
+        _mm512_setr_epi64, _mm512_setzero_pd, _mm512_storeu_pd,
     };
     let b = x_norms.len();
     if k == 0 || b < 8 {
@@ -119,8 +119,6 @@ unsafe fn flip_rows_avx512(
         zm_heap.resize(k, 0);
         (&mut g8_heap, &mut h8_heap, &mut zm_heap)
     };
-    let sign = _mm512_set1_epi64(i64::MIN);
-    let (two, one) = (_mm512_set1_pd(2.0), _mm512_set1_pd(1.0));
     // The offsets of one feature in eight consecutive rows of `k` entries.
     let k64 = k as i64;
     let step = _mm512_setr_epi64(0, k64, 2 * k64, 3 * k64, 4 * k64, 5 * k64, 6 * k64, 7 * k64);
@@ -159,7 +157,7 @@ unsafe fn flip_rows_avx512(
         }
         let mut flips = [0usize; 8];
         for kk in 0..k {
-            let gkk = _mm512_set1_pd(gm[kk * k + kk]);
+            let gkk = gm[kk * k + kk];
             let zk = zm[kk];
             // SAFETY: `h8` and `g8` hold eight f64 at 8·kk, the 64 bytes each load reads.
             let (hk, gk) = unsafe {
@@ -168,26 +166,15 @@ unsafe fn flip_rows_avx512(
                     _mm512_loadu_pd(g8.as_ptr().add(8 * kk)),
                 )
             };
-            // flip_delta: s = h_k − (G_kk if set, else 0); on = G_kk + 2 s − 2 g_k; −on if set.
-            let s = _mm512_sub_pd(hk, _mm512_mask_mov_pd(_mm512_setzero_pd(), zk, gkk));
-            let on_ = _mm512_sub_pd(
-                _mm512_add_pd(gkk, _mm512_mul_pd(two, s)),
-                _mm512_mul_pd(two, gk),
-            );
-            let on_ = _mm512_castpd_si512(on_);
-            let delta = _mm512_castsi512_pd(_mm512_mask_xor_epi64(on_, zk, on_, sign));
-            let flip = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(delta, _mm512_setzero_pd());
+            let flip = lanes_to_flip(hk, gk, gkk, zk);
             if flip == 0 {
                 continue;
             }
-            // apply_flip: h += sign · G_k, sign −1 where the entry was set.
-            let sgn = _mm512_mask_mov_pd(one, zk, _mm512_set1_pd(-1.0));
             for j in 0..k {
-                let row = _mm512_mul_pd(sgn, _mm512_set1_pd(gm[kk * k + j]));
                 // SAFETY: `h8[8j..8j + 8]` holds eight f64, read and written back.
                 unsafe {
                     let hj = _mm512_loadu_pd(h8.as_ptr().add(8 * j));
-                    let hj = _mm512_mask_add_pd(hj, flip, hj, row);
+                    let hj = lanes_flipped(hj, flip, zk, gm[kk * k + j]);
                     _mm512_storeu_pd(h8.as_mut_ptr().add(8 * j), hj);
                 }
             }
@@ -215,34 +202,11 @@ unsafe fn flip_rows_avx512(
             i += 8;
             continue;
         }
-        // The new-feature test's inputs, in each lane as the body forms them: the quad
-        // Σ h_j over the row's ones, ascending, from −0.0 (the start of a float `sum`); the
-        // cost c(z) = Σ_i (−2 g_i + Σ_j G_ij) over its ones i, j, ascending, from 0.0
-        // (`row_cost_on`), added to ‖x‖².
-        let mut quad = _mm512_set1_pd(-0.0);
-        let mut cost = _mm512_setzero_pd();
-        for (t, &mt) in zm.iter().enumerate() {
-            // SAFETY: `h8` and `g8` hold eight f64 at 8·t, the 64 bytes each load reads.
-            let (ht, gt) = unsafe {
-                (
-                    _mm512_loadu_pd(h8.as_ptr().add(8 * t)),
-                    _mm512_loadu_pd(g8.as_ptr().add(8 * t)),
-                )
-            };
-            quad = _mm512_mask_add_pd(quad, mt, quad, ht);
-            cost = _mm512_mask_sub_pd(cost, mt, cost, _mm512_mul_pd(two, gt));
-            for (j, &mj) in zm.iter().enumerate() {
-                cost = _mm512_mask_add_pd(cost, mt & mj, cost, _mm512_set1_pd(gm[t * k + j]));
-            }
-        }
-        // SAFETY: `x_norms[i..i + 8]` holds the eight f64 the load reads.
-        let estimate = _mm512_add_pd(unsafe { _mm512_loadu_pd(x_norms.as_ptr().add(i)) }, cost);
-        let (mut q8, mut e8) = ([0.0f64; 8], [0.0f64; 8]);
-        // SAFETY: each array holds the eight f64 its store writes.
-        unsafe {
-            _mm512_storeu_pd(q8.as_mut_ptr(), quad);
-            _mm512_storeu_pd(e8.as_mut_ptr(), estimate);
-        }
+        // SAFETY: `h8` and `g8` hold eight f64 at 8·t for every feature t < k.
+        let h_at = |t: usize| unsafe { _mm512_loadu_pd(h8.as_ptr().add(8 * t)) };
+        // SAFETY: as for `h_at`.
+        let g_at = |t: usize| unsafe { _mm512_loadu_pd(g8.as_ptr().add(8 * t)) };
+        let (q8, e8) = lanes_test_inputs(h_at, g_at, zm, gm, &x_norms[i..i + 8]);
         out.extend((0..8).map(|r| RowPass {
             flips: flips[r],
             estimate: e8[r],
@@ -329,17 +293,13 @@ unsafe fn flip_groups<const K: usize, const P: usize>(
     out: &mut Vec<RowPass>,
 ) {
     use std::arch::x86_64::{
-        __m512d, _CMP_LT_OQ, _mm512_add_pd, _mm512_castpd_si512, _mm512_castsi512_pd,
-        _mm512_cmp_pd_mask, _mm512_i64gather_pd, _mm512_loadu_pd, _mm512_mask_add_epi64,
-        _mm512_mask_add_pd, _mm512_mask_mov_pd, _mm512_mask_sub_pd, _mm512_mask_xor_epi64,
-        _mm512_mul_pd, _mm512_set1_epi64, _mm512_set1_pd, _mm512_setr_epi64, _mm512_setzero_pd,
-        _mm512_setzero_si512, _mm512_storeu_epi64, _mm512_storeu_pd, _mm512_sub_pd,
+        _mm512_i64gather_pd, _mm512_mask_add_epi64, _mm512_mask_add_pd, _mm512_set1_epi64,
+        _mm512_set1_pd, _mm512_setr_epi64, _mm512_setzero_pd, _mm512_setzero_si512,
+        _mm512_storeu_epi64,
     };
     assert!(K <= 8 && gm.len() == K * K);
     assert!((i + 8 * P) * K <= rows.len() && (i + 8 * P) * K <= gb.len());
     assert!(i + 8 * P <= x_norms.len());
-    let sign = _mm512_set1_epi64(i64::MIN);
-    let (two, one) = (_mm512_set1_pd(2.0), _mm512_set1_pd(1.0));
     let k64 = K as i64;
     let step = _mm512_setr_epi64(0, k64, 2 * k64, 3 * k64, 4 * k64, 5 * k64, 6 * k64, 7 * k64);
     let mut zm = [[0u8; K]; P];
@@ -362,26 +322,15 @@ unsafe fn flip_groups<const K: usize, const P: usize>(
     }
     let mut flips = [_mm512_setzero_si512(); P];
     for kk in 0..K {
-        let gkk = _mm512_set1_pd(gm[kk * K + kk]);
+        let gkk = gm[kk * K + kk];
         for p in 0..P {
             let zk = zm[p][kk];
-            // flip_delta: s = h_k − (G_kk if set, else 0); on = G_kk + 2 s − 2 g_k; −on if set.
-            let s = _mm512_sub_pd(h[p][kk], _mm512_mask_mov_pd(_mm512_setzero_pd(), zk, gkk));
-            let on_ = _mm512_sub_pd(
-                _mm512_add_pd(gkk, _mm512_mul_pd(two, s)),
-                _mm512_mul_pd(two, g[p][kk]),
-            );
-            let on_ = _mm512_castpd_si512(on_);
-            let delta = _mm512_castsi512_pd(_mm512_mask_xor_epi64(on_, zk, on_, sign));
-            let flip = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(delta, _mm512_setzero_pd());
+            let flip = lanes_to_flip(h[p][kk], g[p][kk], gkk, zk);
             if flip == 0 {
                 continue;
             }
-            // apply_flip: h += sign · G_k, sign −1 where the entry was set.
-            let sgn = _mm512_mask_mov_pd(one, zk, _mm512_set1_pd(-1.0));
             for (j, hj) in h[p].iter_mut().enumerate() {
-                let row = _mm512_mul_pd(sgn, _mm512_set1_pd(gm[kk * K + j]));
-                *hj = _mm512_mask_add_pd(*hj, flip, *hj, row);
+                *hj = lanes_flipped(*hj, flip, zk, gm[kk * K + j]);
             }
             zm[p][kk] ^= flip;
             flips[p] = _mm512_mask_add_epi64(flips[p], flip, flips[p], _mm512_set1_epi64(1));
@@ -402,33 +351,94 @@ unsafe fn flip_groups<const K: usize, const P: usize>(
             }));
             continue;
         }
-        // The new-feature test's inputs, as in `flip_rows_avx512`.
-        let mut quad = _mm512_set1_pd(-0.0);
-        let mut cost = _mm512_setzero_pd();
-        for t in 0..K {
-            let mt = zm[p][t];
-            quad = _mm512_mask_add_pd(quad, mt, quad, h[p][t]);
-            cost = _mm512_mask_sub_pd(cost, mt, cost, _mm512_mul_pd(two, g[p][t]));
-            for (j, &mj) in zm[p].iter().enumerate() {
-                cost = _mm512_mask_add_pd(cost, mt & mj, cost, _mm512_set1_pd(gm[t * K + j]));
-            }
-        }
         let r0 = i + 8 * p;
-        // SAFETY: `x_norms[r0..r0 + 8]` holds the eight f64 the load reads.
-        let norms: __m512d = unsafe { _mm512_loadu_pd(x_norms.as_ptr().add(r0)) };
-        let estimate = _mm512_add_pd(norms, cost);
-        let (mut q8, mut e8) = ([0.0f64; 8], [0.0f64; 8]);
-        // SAFETY: each array holds the eight f64 its store writes.
-        unsafe {
-            _mm512_storeu_pd(q8.as_mut_ptr(), quad);
-            _mm512_storeu_pd(e8.as_mut_ptr(), estimate);
-        }
+        let (hp, gp) = (&h[p], &g[p]);
+        let (q8, e8) = lanes_test_inputs(|t| hp[t], |t| gp[t], &zm[p], gm, &x_norms[r0..r0 + 8]);
         out.extend((0..8).map(|r| RowPass {
             flips: counts[r] as usize,
             estimate: e8[r],
             quad: q8[r],
         }));
     }
+}
+
+/// `flip_delta` in eight lanes, one row each: s = h_k − (G_kk where entry k is set, else 0),
+/// on = G_kk + 2 s − 2 g_k, negated where set; the rows where that change of c is negative,
+/// whose entry k flips.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn lanes_to_flip(hk: __m512d, gk: __m512d, gkk: f64, zk: u8) -> u8 {
+    use std::arch::x86_64::{
+        _CMP_LT_OQ, _mm512_add_pd, _mm512_castpd_si512, _mm512_castsi512_pd, _mm512_cmp_pd_mask,
+        _mm512_mask_mov_pd, _mm512_mask_xor_epi64, _mm512_mul_pd, _mm512_set1_epi64,
+        _mm512_set1_pd, _mm512_setzero_pd, _mm512_sub_pd,
+    };
+    let (two, gkk) = (_mm512_set1_pd(2.0), _mm512_set1_pd(gkk));
+    let s = _mm512_sub_pd(hk, _mm512_mask_mov_pd(_mm512_setzero_pd(), zk, gkk));
+    let on_ = _mm512_sub_pd(
+        _mm512_add_pd(gkk, _mm512_mul_pd(two, s)),
+        _mm512_mul_pd(two, gk),
+    );
+    let on_ = _mm512_castpd_si512(on_);
+    let sign = _mm512_set1_epi64(i64::MIN);
+    let delta = _mm512_castsi512_pd(_mm512_mask_xor_epi64(on_, zk, on_, sign));
+    _mm512_cmp_pd_mask::<_CMP_LT_OQ>(delta, _mm512_setzero_pd())
+}
+
+/// `apply_flip` in the lanes of `flip`: h_j + sign · G_kj, the sign −1 where entry k was set
+/// (`zk`) and +1 where it was not.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn lanes_flipped(hj: __m512d, flip: u8, zk: u8, gkj: f64) -> __m512d {
+    use std::arch::x86_64::{
+        _mm512_mask_add_pd, _mm512_mask_mov_pd, _mm512_mul_pd, _mm512_set1_pd,
+    };
+    let sgn = _mm512_mask_mov_pd(_mm512_set1_pd(1.0), zk, _mm512_set1_pd(-1.0));
+    _mm512_mask_add_pd(hj, flip, hj, _mm512_mul_pd(sgn, _mm512_set1_pd(gkj)))
+}
+
+/// The new-feature test's inputs of eight rows, in each lane as the body forms them: the quad
+/// Σ h_j over the row's ones, ascending, from −0.0 (the start of a float `sum`), and
+/// ‖x‖² (`norms`, eight) plus the cost c(z) = Σ_i (−2 g_i + Σ_j G_ij) over its ones i, j,
+/// ascending, from 0.0 (`row_cost_on`). `h(t)` and `g(t)` are the rows' h_t and g_t, `zm`
+/// their z as masks.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn lanes_test_inputs(
+    h: impl Fn(usize) -> __m512d,
+    g: impl Fn(usize) -> __m512d,
+    zm: &[u8],
+    gm: &[f64],
+    norms: &[f64],
+) -> ([f64; 8], [f64; 8]) {
+    use std::arch::x86_64::{
+        _mm512_add_pd, _mm512_loadu_pd, _mm512_mask_add_pd, _mm512_mask_sub_pd, _mm512_mul_pd,
+        _mm512_set1_pd, _mm512_setzero_pd, _mm512_storeu_pd,
+    };
+    let k = zm.len();
+    assert!(norms.len() == 8 && gm.len() == k * k);
+    let two = _mm512_set1_pd(2.0);
+    let mut quad = _mm512_set1_pd(-0.0);
+    let mut cost = _mm512_setzero_pd();
+    for (t, &mt) in zm.iter().enumerate() {
+        quad = _mm512_mask_add_pd(quad, mt, quad, h(t));
+        cost = _mm512_mask_sub_pd(cost, mt, cost, _mm512_mul_pd(two, g(t)));
+        for (j, &mj) in zm.iter().enumerate() {
+            cost = _mm512_mask_add_pd(cost, mt & mj, cost, _mm512_set1_pd(gm[t * k + j]));
+        }
+    }
+    // SAFETY: `norms` holds the eight f64 the load reads (asserted above).
+    let estimate = _mm512_add_pd(unsafe { _mm512_loadu_pd(norms.as_ptr()) }, cost);
+    let (mut q8, mut e8) = ([0.0f64; 8], [0.0f64; 8]);
+    // SAFETY: each array holds the eight f64 its store writes.
+    unsafe {
+        _mm512_storeu_pd(q8.as_mut_ptr(), quad);
+        _mm512_storeu_pd(e8.as_mut_ptr(), estimate);
+    }
+    (q8, e8)
 }
 
 /// The bits of feature j, j + k, …, j + 7k in a 64-bit word: where eight rows of k ≤ 8

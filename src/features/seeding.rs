@@ -117,14 +117,17 @@ fn take_rows(
     let (n, d) = (resid.n_rows(), resid.n_cols());
     dots.resize(n, 0.0);
     dots_to_estimate(resid.as_slice(), c, dots);
-    let cc = sq_norm(c);
-    let scale = slack * (d as f64 + 4.0) * f64::EPSILON;
-    // Below the normal range, each operation may lose up to the smallest subnormal.
-    let floor = 4.0 * (d as f64 + 4.0) * f64::MIN_POSITIVE;
+    // The screen's bound for row i: scale·(err_i + ‖c‖²) + floor, where below the normal
+    // range each operation may lose up to the smallest subnormal.
+    let bound = ScreenBound {
+        cc: sq_norm(c),
+        scale: slack * (d as f64 + 4.0) * f64::EPSILON,
+        floor: 4.0 * (d as f64 + 4.0) * f64::MIN_POSITIVE,
+    };
     // The rows the estimate decides, without a branch; the others (inside the bound, few)
     // keep their former choice until their distance decides them below.
     let mut sure = vec![false; n];
-    let mut changed = decide_by_estimate(dots, err, cc, scale, floor, rows, &mut sure);
+    let mut changed = decide_by_estimate(dots, err, bound, rows, &mut sure);
     for i in (0..n).filter(|&i| !sure[i]) {
         let take = sq_dist(resid.row(i), c) < err[i];
         changed |= take != rows[i];
@@ -133,26 +136,32 @@ fn take_rows(
     changed
 }
 
-/// [`take_rows`]' pass over every row: where the estimated margin 2·`dots[i]` − `cc` is
-/// outside ±(`scale`·(`err[i]` + `cc`) + `floor`), marks the row in `sure` and sets it to
+/// The screen's ‖c‖² and the two terms of its bound (see [`take_rows`]).
+#[derive(Clone, Copy, Debug)]
+struct ScreenBound {
+    cc: f64,
+    scale: f64,
+    floor: f64,
+}
+
+/// [`take_rows`]' pass over every row: where the estimated margin 2·`dots[i]` − ‖c‖² is
+/// outside ±(scale·(`err[i]` + ‖c‖²) + floor), marks the row in `sure` and sets it to
 /// whether the margin is positive; the other rows are left as they are. Returns whether a
 /// row it set changed. Compiled a second time with AVX-512F and chosen at run time (the
 /// same operations lane for lane: no FMA, so the same decisions).
 fn decide_by_estimate(
     dots: &[f64],
     err: &[f64],
-    cc: f64,
-    scale: f64,
-    floor: f64,
+    bound: ScreenBound,
     rows: &mut [bool],
     sure: &mut [bool],
 ) -> bool {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx512f") {
         // SAFETY: the CPU supports AVX-512F (checked just above).
-        return unsafe { decide_by_estimate_avx512(dots, err, cc, scale, floor, rows, sure) };
+        return unsafe { decide_by_estimate_avx512(dots, err, bound, rows, sure) };
     }
-    decide_by_estimate_body(dots, err, cc, scale, floor, rows, sure)
+    decide_by_estimate_body(dots, err, bound, rows, sure)
 }
 
 /// [`decide_by_estimate`] compiled with AVX-512F: eight rows a step.
@@ -161,25 +170,22 @@ fn decide_by_estimate(
 fn decide_by_estimate_avx512(
     dots: &[f64],
     err: &[f64],
-    cc: f64,
-    scale: f64,
-    floor: f64,
+    bound: ScreenBound,
     rows: &mut [bool],
     sure: &mut [bool],
 ) -> bool {
-    decide_by_estimate_body(dots, err, cc, scale, floor, rows, sure)
+    decide_by_estimate_body(dots, err, bound, rows, sure)
 }
 
 #[inline(always)]
 fn decide_by_estimate_body(
     dots: &[f64],
     err: &[f64],
-    cc: f64,
-    scale: f64,
-    floor: f64,
+    bound: ScreenBound,
     rows: &mut [bool],
     sure: &mut [bool],
 ) -> bool {
+    let ScreenBound { cc, scale, floor } = bound;
     let n = rows.len();
     let (dots, err, sure) = (&dots[..n], &err[..n], &mut sure[..n]);
     let mut changed = false;

@@ -20,10 +20,10 @@ use rand_chacha::ChaCha8Rng;
 /// Memory the BP-means runs remembered by the state their seeding ends in may take (per fit).
 const RUN_MEMO_BYTES: usize = 32 << 20;
 
-/// Values of X (N·D) up to which a BP-means fit keeps a column-major copy of X for its sweeps'
-/// X Aᵀ ([`crate::linalg::xat_columns`]; 8 MiB): on small data each sweep's product is a
-/// fixed cost that faer's kernels pay half again over; on large data the copy would double
-/// the fit's memory.
+/// Values of X (N·D) up to which a BP-means, K-features or stepwise K-features fit keeps a
+/// column-major copy of X for its sweeps' X Aᵀ ([`crate::linalg::xat_columns`]; 8 MiB): on
+/// small data each sweep's product is a fixed cost that faer's kernels pay half again over;
+/// on large data the copy would double the fit's memory.
 const COLUMNS_MAX_VALUES: usize = 1 << 20;
 
 /// Restarts of every feature algorithm unless [`FeatureParams::restarts`] says otherwise

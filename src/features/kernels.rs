@@ -29,18 +29,27 @@ pub(crate) fn gram(a: &RowMatrix) -> Vec<f64> {
     g
 }
 
-/// The positions of the ones of `z`, ascending, into `on` (cleared first). Branch-free: the
-/// entries of a row are close to random, so a branch per entry would be mispredicted often.
+/// The positions of the ones of `z` (its entries other than 0 or `false`), ascending, into
+/// `on` (cleared first). Branch-free: the entries of a row of Z, or which rows take a
+/// feature, are close to random, so a branch per entry would be mispredicted often.
 #[inline(always)]
-pub(crate) fn ones_of(z: &[u8], on: &mut Vec<usize>) {
+pub(crate) fn ones_of<T: Copy + Default + PartialEq>(z: &[T], on: &mut Vec<usize>) {
     on.clear();
     on.resize(z.len(), 0);
+    let m = ones_into(z, on);
+    on.truncate(m);
+}
+
+/// [`ones_of`] into the front of `on` (at least `z.len()` long, e.g. on the stack); returns
+/// how many.
+#[inline(always)]
+pub(crate) fn ones_into<T: Copy + Default + PartialEq>(z: &[T], on: &mut [usize]) -> usize {
     let mut m = 0;
     for (j, &v) in z.iter().enumerate() {
         on[m] = j;
-        m += usize::from(v != 0);
+        m += usize::from(v != T::default());
     }
-    on.truncate(m);
+    m
 }
 
 /// c(z) = zᵀ G z − 2 z·g, the error of `z` less ‖x‖²: the terms of [`row_cost_on`] in its
@@ -52,11 +61,7 @@ pub(crate) fn row_cost(z: &[u8], g: &[f64], gm: &[f64]) -> f64 {
     let k = z.len();
     if k <= 64 {
         let mut on = [0usize; 64];
-        let mut m = 0;
-        for (j, &v) in z.iter().enumerate() {
-            on[m] = j;
-            m += usize::from(v != 0);
-        }
+        let m = ones_into(z, &mut on);
         return row_cost_on(&on[..m], g, gm, k);
     }
     let on = || (0..k).filter(|&j| z[j] != 0);

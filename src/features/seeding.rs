@@ -25,6 +25,7 @@
 //!
 //! [`FeatureParams::grow_seeds`]: crate::features::FeatureParams::grow_seeds
 
+use super::kernels::ones_of;
 use super::memo::{KeyMap, SharedMemo};
 use super::refine::GROW_STEPS;
 use super::zmat::BinaryMatrix;
@@ -282,7 +283,7 @@ fn grow_feature_shared(
         } else {
             take_rows(resid, err, &mean, &mut rows, &mut dots, SCREEN_SLACK)
         };
-        rows_taking(&rows, &mut taken);
+        ones_of(&rows, &mut taken);
         let count = taken.len();
         if last || (step > 0 && !changed) || count == 0 {
             // The gain and the new errors of the rows that take it, exactly.
@@ -311,20 +312,6 @@ fn grow_feature_shared(
         mean = sum.into_iter().map(|s| s * inv).collect();
         step += 1;
     }
-}
-
-/// The indices of the rows marked in `rows`, ascending, into `taken` (cleared first).
-/// Branch-free, as [`ones_of`](super::kernels::ones_of): which rows take a feature is close
-/// to random, so a branch per row would be mispredicted often.
-fn rows_taking(rows: &[bool], taken: &mut Vec<usize>) {
-    taken.clear();
-    taken.resize(rows.len(), 0);
-    let mut m = 0;
-    for (i, &t) in rows.iter().enumerate() {
-        taken[m] = i;
-        m += usize::from(t);
-    }
-    taken.truncate(m);
 }
 
 /// Appends `rows` to a memo's key, eight to a byte (all keys of one memo hold as many rows,

@@ -12,7 +12,7 @@ use super::seeding::{FeatureSeeding, SeedMemo, SeedTarget, seed_features_shared}
 use super::stepwise::stepwise;
 use crate::MatrixView;
 use crate::error::{FitError, ParamError, check_data, check_penalty};
-use crate::linalg::{columns_of, row_sq_norms};
+use crate::linalg::{columns_of, columns_pay, row_sq_norms};
 use crate::model::Fit;
 use crate::restarts::{Observer, best_of_runs};
 use rand_chacha::ChaCha8Rng;
@@ -416,10 +416,11 @@ impl FeatureValidParams {
     }
 }
 
-/// X column by column ([`columns_of`]) when it holds at most [`COLUMNS_MAX_VALUES`] values:
-/// the copy the runs' sweeps form X Aᵀ from.
+/// X column by column ([`columns_of`]) when it holds at most [`COLUMNS_MAX_VALUES`] values
+/// and the CPU runs the column kernel ([`columns_pay`]): the copy the runs' sweeps form X Aᵀ
+/// from.
 pub(crate) fn small_columns(x: MatrixView<'_>) -> Option<Vec<f64>> {
-    (x.n_rows() * x.n_cols() <= COLUMNS_MAX_VALUES).then(|| columns_of(x))
+    (x.n_rows() * x.n_cols() <= COLUMNS_MAX_VALUES && columns_pay()).then(|| columns_of(x))
 }
 
 /// The seedings' memo of a BP-means fit: the start and the steps with grown seeds, the start

@@ -493,7 +493,8 @@ pub fn columns_of(x: MatrixView<'_>) -> Vec<f64> {
 /// `xt` ([`columns_of`], N rows): each entry x_n·a_k one chain of fused multiply-adds over
 /// the columns in order from zero, the order faer's kernels sum these products in at the
 /// shapes of small feature fits (so [`gemm_xat`]'s bits there; `tests::xat_columns_are_the_ordered_chains`).
-/// Without AVX-512F it is [`gemm_xat`] itself.
+/// Without AVX-512F it is [`gemm_xat`] on the rows gathered back from the columns (the same
+/// values, at the cost of the gather): fits keep no copy there ([`columns_pay`]).
 pub fn xat_columns(dst: &mut [f64], xt: &[f64], n: usize, s: usize, e: usize, a: &RowMatrix) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx512f") {
@@ -505,6 +506,16 @@ pub fn xat_columns(dst: &mut [f64], xt: &[f64], n: usize, s: usize, e: usize, a:
         .flat_map(|i| (0..d).map(move |j| xt[j * n + i]))
         .collect();
     gemm_xat(dst, &xb, e - s, a)
+}
+
+/// Whether a fit gains by keeping X column by column for [`xat_block`]: only where
+/// [`xat_columns`] has its AVX-512F form (without it, it is faer's product after a gather).
+pub fn columns_pay() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        return true;
+    }
+    false
 }
 
 /// Features up to which [`xat_columns`] forms X Aᵀ faster than faer: two panels of eight

@@ -1,55 +1,18 @@
-//! Block kernels for Z when it is dense: ZᵀX and ‖X − Z A‖² by GEMM on a 0.0/1.0 copy of a
-//! block of Z, instead of one `axpy` of a D-vector per non-zero entry.
+//! Block kernels for ZᵀX and its change: by GEMM on a 0.0/1.0 (or −1/0/+1) copy of a block
+//! of Z when it is dense, instead of one `axpy` of a D-vector per non-zero entry.
 //!
 //! A row with m ones costs m·D additions the sparse way and 2·K·D flops by GEMM; GEMM runs
 //! many times faster per flop, so it wins once a block holds more than about one entry in
 //! eight (`DENSE_FRACTION`). The choice depends on the block's contents only, so results
 //! stay the same for any thread count.
 
-use super::zmat::BinaryMatrix;
-use crate::MatrixView;
 use crate::RowMatrix;
-use crate::linalg::{GEMM_ROWS, axpy, sq_dists_rows};
+use crate::linalg::axpy;
 use faer::linalg::matmul::matmul;
 use faer::{Accum, MatMut, MatRef, Par};
-use std::cell::RefCell;
 
 /// A block uses GEMM when at least 1/`DENSE_FRACTION` of its Z entries are ones.
 const DENSE_FRACTION: usize = 8;
-
-/// Rows `s..e` of `z` as 0.0/1.0 values (row-major `(e − s) × K`) in `buf`; returns the
-/// number of ones.
-fn z_block(z: &BinaryMatrix, s: usize, e: usize, buf: &mut Vec<f64>) -> usize {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2 (checked just above).
-        return unsafe { z_block_avx2(z, s, e, buf) };
-    }
-    z_block_body(z, s, e, buf)
-}
-
-/// [`z_block`] compiled with AVX2 (exact conversions and counts, so the same values): the
-/// baseline build converts and counts two bytes at a time.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn z_block_avx2(z: &BinaryMatrix, s: usize, e: usize, buf: &mut Vec<f64>) -> usize {
-    z_block_body(z, s, e, buf)
-}
-
-#[inline(always)]
-fn z_block_body(z: &BinaryMatrix, s: usize, e: usize, buf: &mut Vec<f64>) -> usize {
-    let k = z.k();
-    buf.clear();
-    buf.reserve((e - s) * k);
-    let mut ones = 0;
-    for n in s..e {
-        for &v in z.row(n) {
-            buf.push(f64::from(v));
-            ones += usize::from(v != 0);
-        }
-    }
-    ones
-}
 
 fn dense(ones: usize, rows: usize, k: usize) -> bool {
     k > 0 && DENSE_FRACTION * ones >= rows * k
@@ -149,66 +112,10 @@ pub(crate) fn add_ztx_change_rows(
     flips
 }
 
-/// The most values of Z A a thread keeps for its next [`residual_ss_block`] (1 MiB).
-const KEPT_PRODUCTS: usize = 1 << 17;
-
-thread_local! {
-    /// [`residual_ss_block`]'s buffer for Z A, kept by the thread between calls: the BP-means
-    /// objective is formed at the end of every restart, and on small data allocating and
-    /// zeroing the buffer each time was a seventh of that step.
-    static PRODUCTS: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Σ_{n ∈ s..e} ‖x_n − z_n A‖², the residual formed explicitly (no cancellation-prone
-/// expansion), `GEMM_ROWS` rows at a time.
-pub(crate) fn residual_ss_block(
-    x: MatrixView<'_>,
-    z: &BinaryMatrix,
-    a: &RowMatrix,
-    s: usize,
-    e: usize,
-) -> f64 {
-    let (k, d) = (z.k(), x.n_cols());
-    let mut buf = Vec::new();
-    // Taken out while in use, so a call made inside this one would start its own.
-    let mut prod = PRODUCTS.with(|p| std::mem::take(&mut *p.borrow_mut()));
-    let mut r = vec![0.0; d];
-    let mut norms = Vec::new();
-    let mut total = 0.0;
-    let mut start = s;
-    while start < e {
-        let end = (start + GEMM_ROWS).min(e);
-        let rows = end - start;
-        if dense(z_block(z, start, end, &mut buf), rows, k) {
-            // Values left from an earlier block or call are overwritten by the product.
-            prod.resize(rows * d, 0.0);
-            let zb = MatRef::from_row_major_slice(&buf, rows, k);
-            let dst = MatMut::from_row_major_slice_mut(&mut prod, rows, d);
-            matmul(dst, Accum::Replace, zb, a.as_faer(), 1.0, Par::Seq);
-            // The residual rows' squared norms ‖x_n − (z A)_n‖², four rows at a time (the
-            // bits of `sq_norm` of x_n − (z A)_n formed first), added in row order.
-            norms.resize(rows, 0.0);
-            sq_dists_rows(x.rows_slice(start, end), &prod, d, &mut norms);
-            for v in &norms {
-                total += v;
-            }
-        } else {
-            for n in start..end {
-                total += super::objective::row_residual(x.row(n), z.row(n), a, &mut r);
-            }
-        }
-        start = end;
-    }
-    if prod.capacity() <= KEPT_PRODUCTS {
-        PRODUCTS.with(|p| *p.borrow_mut() = prod);
-    }
-    total
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::linalg::sq_norm;
+    use crate::features::zmat::BinaryMatrix;
 
     /// Z with the given density pattern, X and A with irregular values.
     fn problem(n: usize, k: usize, d: usize, every: usize) -> (RowMatrix, BinaryMatrix, RowMatrix) {
@@ -243,68 +150,28 @@ mod tests {
             add_ztx_rows_body(x.as_slice(), &rows, 6, &mut body);
             let bits = |m: &RowMatrix| m.as_slice().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&fast), bits(&body), "every {every}");
-            let (mut fb, mut bb) = (Vec::new(), Vec::new());
-            assert_eq!(
-                z_block(&z, 7, 250, &mut fb),
-                z_block_body(&z, 7, 250, &mut bb)
-            );
-            assert_eq!(fb, bb);
-        }
-    }
-
-    /// The buffer a thread keeps between calls leaves no trace: after calls on other shapes
-    /// and values, each block's sum has the bits it has on a fresh thread.
-    #[test]
-    fn the_kept_product_buffer_changes_no_sum() {
-        let cases = [
-            (300, 6, 37, 2),
-            (50, 3, 5, 2),
-            (300, 6, 37, 13),
-            (20, 9, 64, 2),
-        ];
-        let sum = |(n, k, d, every): (usize, usize, usize, usize)| {
-            let (x, z, a) = problem(n, k, d, every);
-            residual_ss_block(x.view(), &z, &a, 0, n).to_bits()
-        };
-        let fresh: Vec<u64> = cases
-            .iter()
-            .map(|&c| std::thread::spawn(move || sum(c)).join().unwrap())
-            .collect();
-        for round in 0..2 {
-            for (&c, &want) in cases.iter().zip(&fresh) {
-                assert_eq!(sum(c), want, "round {round}, case {c:?}");
-            }
         }
     }
 
     #[test]
-    fn dense_and_sparse_paths_agree_with_plain_sums() {
+    fn dense_and_sparse_ztx_agree_with_plain_sums() {
         // every = 2: dense (GEMM); every = 13: sparse.
         for every in [2, 13] {
-            let (x, z, a) = problem(300, 6, 5, every);
+            let (x, z, _) = problem(300, 6, 5, every);
             let mut ztx = RowMatrix::zeros(6, 5);
             let rows: Vec<u8> = (0..300).flat_map(|i| z.row(i).to_vec()).collect();
             add_ztx_rows(x.as_slice(), &rows, 6, &mut ztx);
-            let got = residual_ss_block(x.view(), &z, &a, 0, 300);
             let mut want_ztx = RowMatrix::zeros(6, 5);
-            let mut want = 0.0;
             for i in 0..300 {
-                let mut r = x.row(i).to_vec();
                 for c in 0..6 {
                     if z.row(i)[c] != 0 {
                         axpy(1.0, x.row(i), want_ztx.row_mut(c));
-                        axpy(-1.0, a.row(c), &mut r);
                     }
                 }
-                want += sq_norm(&r);
             }
             for (g, w) in ztx.as_slice().iter().zip(want_ztx.as_slice()) {
                 assert!((g - w).abs() <= 1e-9 * (1.0 + w.abs()), "every {every}");
             }
-            assert!(
-                (got - want).abs() <= 1e-9 * want,
-                "every {every}: {got} vs {want}"
-            );
         }
     }
 
@@ -358,14 +225,5 @@ mod tests {
                 .collect();
             assert_eq!(change.as_slice(), &want[..], "one flip in {flip_every}");
         }
-    }
-
-    #[test]
-    fn no_features_leave_the_data_as_residual() {
-        let (x, _, _) = problem(10, 1, 3, 2);
-        let z = BinaryMatrix::zeros(10, 0);
-        let a = RowMatrix::zeros(0, 3);
-        let want: f64 = x.rows().map(sq_norm).sum();
-        assert_eq!(residual_ss_block(x.view(), &z, &a, 0, 10), want);
     }
 }

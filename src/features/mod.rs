@@ -16,6 +16,7 @@ pub mod model;
 pub mod objective;
 mod params;
 mod refine;
+mod residual;
 pub mod seeding;
 mod stepwise;
 mod zmat;

@@ -4,8 +4,8 @@
 //! ‖x‖² − 2 z·g + zᵀGz), summed over fixed row blocks in block order, so each value is exact
 //! to rounding and bit-identical for any thread count.
 
-use super::dense::residual_ss_block;
 use super::lstsq::least_squares;
+use super::residual::residual_ss_rows;
 use super::zmat::BinaryMatrix;
 use crate::MatrixView;
 use crate::RowMatrix;
@@ -32,7 +32,7 @@ pub(crate) fn residual_ss(x: MatrixView<'_>, z: &BinaryMatrix, a: &RowMatrix) ->
     ordered_block_reduce(
         x.n_rows(),
         BLOCK_ROWS,
-        |_, s, e| residual_ss_block(x, z, a, s, e),
+        |_, s, e| residual_ss_rows(x, z, a, s, e),
         |p| total += p,
     );
     total

@@ -15,7 +15,7 @@ use super::dense::{add_ztx_change_rows, add_ztx_rows};
 use super::zmat::BinaryMatrix;
 use crate::MatrixView;
 use crate::RowMatrix;
-use crate::linalg::{BLOCK_ROWS, axpy, ordered_block_reduce};
+use crate::linalg::{BLOCK_ROWS, axpy, dot, ordered_block_reduce};
 
 /// Relative pivot threshold below which a column of Z counts as dependent.
 pub const DEPENDENT_PIVOT: f64 = 1e-10;
@@ -214,14 +214,10 @@ pub(crate) fn solve_with_rss_gram(
     let ls = solve_normal(ztz, ztx.clone());
     let k = z.k();
     let gm = super::kernels::gram(&ls.a);
-    let cross: f64 = ztx
-        .as_slice()
-        .iter()
-        .zip(ls.a.as_slice())
-        .map(|(b, a)| b * a)
-        .sum();
-    let quad: f64 = ztz.iter().zip(&gm).map(|(m, g)| m * g).sum();
+    // Four running sums each ([`dot`]), not one chain of K·D dependent additions.
+    let cross = dot(ztx.as_slice(), ls.a.as_slice());
     debug_assert_eq!(gm.len(), k * k);
+    let quad = dot(ztz, &gm);
     let rss = x_sq - 2.0 * cross + quad;
     if rss < RSS_EXPANSION_FLOOR * x_sq {
         let exact = super::objective::residual_ss(x, z, &ls.a);

@@ -368,9 +368,15 @@ impl Start {
 /// subtractions in the same order), without writing the whole matrix again per feature.
 fn residuals_of(x: MatrixView<'_>, base: Option<&[f64]>, features: &[Arc<Grown>]) -> RowMatrix {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2 (checked just above).
-        return unsafe { less_means_avx2(x, base, features) };
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU supports AVX-512F (checked just above).
+            return unsafe { less_means_avx512(x, base, features) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { less_means_avx2(x, base, features) };
+        }
     }
     less_means(x, base, features)
 }
@@ -397,6 +403,17 @@ fn less_means(x: MatrixView<'_>, base: Option<&[f64]>, features: &[Arc<Grown>]) 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn less_means_avx2(x: MatrixView<'_>, base: Option<&[f64]>, features: &[Arc<Grown>]) -> RowMatrix {
+    less_means(x, base, features)
+}
+
+/// [`less_means`] compiled with AVX-512F: eight subtractions at a time.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn less_means_avx512(
+    x: MatrixView<'_>,
+    base: Option<&[f64]>,
+    features: &[Arc<Grown>],
+) -> RowMatrix {
     less_means(x, base, features)
 }
 

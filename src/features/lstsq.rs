@@ -12,6 +12,7 @@
 //! ZᵀZ and ZᵀX are summed over fixed row blocks in block order (thread-count independent).
 
 use super::dense::{add_ztx_change_rows, add_ztx_rows};
+use super::kernels::ones_into;
 use super::zmat::BinaryMatrix;
 use crate::MatrixView;
 use crate::RowMatrix;
@@ -99,17 +100,25 @@ impl NormalSums {
         }
         let mut change = Self::zeros(k, d);
         add_ztx_change_rows(xb, old, new, changed, k, &mut change.ztx);
-        let mut ones = Vec::with_capacity(k);
+        // The ones of a row listed without a branch per entry (on the stack up to 64
+        // features); the counts are exact, so their order does not matter.
+        let mut stack = [0usize; 64];
+        let mut heap = Vec::new();
+        let ones: &mut [usize] = if k <= 64 {
+            &mut stack[..k]
+        } else {
+            heap.resize(k, 0);
+            &mut heap
+        };
         for ((zo, zn), &maybe) in old.chunks_exact(k).zip(new.chunks_exact(k)).zip(changed) {
             debug_assert!(maybe || zo == zn, "a row not marked as changed differs");
             if !maybe {
                 continue;
             }
             for (z, step) in [(zo, -1.0), (zn, 1.0)] {
-                ones.clear();
-                ones.extend((0..k).filter(|&c| z[c] != 0));
-                for &i in &ones {
-                    for &j in &ones {
+                let m = ones_into(z, ones);
+                for &i in &ones[..m] {
+                    for &j in &ones[..m] {
                         change.ztz[i * k + j] += step;
                     }
                 }
@@ -368,6 +377,29 @@ mod tests {
             }
         }
         assert!(ztz_counts(&[], 0).is_empty());
+    }
+
+    /// A block's change of ZᵀZ is the counts after less the counts before, with the ones
+    /// listed on the stack (K ≤ 64) and on the heap (K > 64).
+    #[test]
+    fn changes_of_ztz_are_the_differences_of_the_counts() {
+        for (b, k) in [(40, 5), (40, 64), (40, 70)] {
+            let old: Vec<u8> = (0..b * k)
+                .map(|i| u8::from((i * 7 + i / 3) % 5 < 2))
+                .collect();
+            let new: Vec<u8> = (old.iter().enumerate())
+                .map(|(i, &v)| v ^ u8::from(i % 11 == 0))
+                .collect();
+            let changed: Vec<bool> = (0..b)
+                .map(|n| old[n * k..(n + 1) * k] != new[n * k..(n + 1) * k])
+                .collect();
+            let xb = vec![1.0; b * 2];
+            let change = NormalSums::change_of_block(&xb, &old, &new, &changed, k, 2).unwrap();
+            let (before, after) = (ztz_counts(&old, k), ztz_counts(&new, k));
+            for (i, (c, (a, p))) in change.ztz.iter().zip(after.iter().zip(&before)).enumerate() {
+                assert_eq!(*c, a - p, "b {b} k {k} entry {i}");
+            }
+        }
     }
 
     fn data() -> RowMatrix {

@@ -13,8 +13,9 @@
 
 use super::avx2::{self, load4};
 use std::arch::x86_64::{
-    __m512d, _mm512_add_pd, _mm512_broadcast_f64x4, _mm512_castpd256_pd512, _mm512_fmadd_pd,
-    _mm512_insertf64x4, _mm512_mul_pd, _mm512_setzero_pd, _mm512_storeu_pd, _mm512_sub_pd,
+    __m512d, __mmask8, _mm512_add_pd, _mm512_broadcast_f64x4, _mm512_castpd256_pd512,
+    _mm512_fmadd_pd, _mm512_insertf64x4, _mm512_maskz_loadu_pd, _mm512_mul_pd,
+    _mm512_reduce_add_pd, _mm512_setzero_pd, _mm512_storeu_pd, _mm512_sub_pd,
 };
 
 /// The four values of `lo` from index `j` in lanes 0–3 and those of `hi` in lanes 4–7.
@@ -225,15 +226,56 @@ pub(super) fn dots_to(x: &[f64], c: &[f64], out: &mut [f64]) {
     avx2::dots_to(&x[i * d..], c, &mut out[i..]);
 }
 
-/// [`super::dots_to_estimate`]: [`super::dots_to`]'s eight rows at a time with a fused
-/// multiply-add for each product and sum (the bits differ from [`super::dot`]'s), then the
-/// AVX2 form of [`super::dots_to`] for the rest.
+/// [`super::dots_to_estimate`]: each row's products eight columns at a time into one
+/// register by fused multiply-adds (the last group of columns by masked loads), eight rows
+/// side by side against one load of `c`, then the eight lanes added; the rows past the last
+/// eight one at a time alike. The products are summed in another order than
+/// [`super::dot`]'s, which the estimate's contract allows.
 #[target_feature(enable = "avx512f")]
 pub(super) fn dots_to_fused(x: &[f64], c: &[f64], out: &mut [f64]) {
-    let step = |acc, v, cj| _mm512_fmadd_pd(v, cj, acc);
-    let i = eight_rows_against(x, c, out, step, dot_tail);
+    let (d, n) = (c.len(), out.len());
+    assert_eq!(x.len(), n * d);
+    let mut i = 0;
+    while i + 8 <= n {
+        let sums: [__m512d; 8] = fused_rows(x, c, i);
+        for (t, s) in sums.into_iter().enumerate() {
+            out[i + t] = _mm512_reduce_add_pd(s);
+        }
+        i += 8;
+    }
+    while i < n {
+        let [s]: [__m512d; 1] = fused_rows(x, c, i);
+        out[i] = _mm512_reduce_add_pd(s);
+        i += 1;
+    }
+}
+
+/// The lane sums of x_t · c for the `R` rows from row `i` (see [`dots_to_fused`]).
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn fused_rows<const R: usize>(x: &[f64], c: &[f64], i: usize) -> [__m512d; R] {
     let d = c.len();
-    avx2::dots_to(&x[i * d..], c, &mut out[i..]);
+    assert!((i + R) * d <= x.len());
+    let (xp, cp) = (x.as_ptr(), c.as_ptr());
+    let mut acc = [_mm512_setzero_pd(); R];
+    let mut j = 0;
+    while j < d {
+        let mask: __mmask8 = if d - j >= 8 {
+            0xff
+        } else {
+            (1u8 << (d - j)) - 1
+        };
+        // SAFETY: the lanes in `mask` are columns j..min(j + 8, d) of `c` and of rows
+        // i..i + R of `x` (within x, asserted above); masked-off lanes touch no memory.
+        let cj = unsafe { _mm512_maskz_loadu_pd(mask, cp.add(j)) };
+        for (t, a) in acc.iter_mut().enumerate() {
+            // SAFETY: as above.
+            let v = unsafe { _mm512_maskz_loadu_pd(mask, xp.add((i + t) * d + j)) };
+            *a = _mm512_fmadd_pd(v, cj, *a);
+        }
+        j += 8;
+    }
+    acc
 }
 
 /// [`super::sq_dists_from`]: the means as the eight rows of [`against8`], the row as its

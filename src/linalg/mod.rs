@@ -573,6 +573,39 @@ pub fn mean_row(x: MatrixView<'_>) -> Vec<f64> {
 mod tests {
     use super::*;
 
+    /// Estimates of dot products: exact on small integers (every order sums them exactly),
+    /// so each row and column is where it belongs, and within the documented bound on
+    /// fractions; for row counts and widths on both sides of the eight-wide groups.
+    #[test]
+    fn dot_estimates_are_exact_on_integers_and_within_the_bound() {
+        for n in [0, 1, 7, 8, 9, 17, 100] {
+            for d in [1, 3, 8, 9, 31, 100] {
+                let ints: Vec<f64> = (0..n * d).map(|i| ((i * 7) % 13) as f64 - 6.0).collect();
+                let c: Vec<f64> = (0..d).map(|j| ((j * 5) % 11) as f64 - 5.0).collect();
+                let mut got = vec![f64::NAN; n];
+                dots_to_estimate(&ints, &c, &mut got);
+                for i in 0..n {
+                    let row = &ints[i * d..(i + 1) * d];
+                    let want: f64 = row.iter().zip(&c).map(|(a, b)| a * b).sum();
+                    assert_eq!(got[i], want, "integers, n {n}, d {d}, row {i}");
+                }
+                let fracs: Vec<f64> = ints.iter().map(|v| v / 3.7 + 0.1).collect();
+                let cf: Vec<f64> = c.iter().map(|v| v / 1.9 - 0.3).collect();
+                dots_to_estimate(&fracs, &cf, &mut got);
+                for i in 0..n {
+                    let row = &fracs[i * d..(i + 1) * d];
+                    let want = dot(row, &cf);
+                    let mag: f64 = row.iter().zip(&cf).map(|(a, b)| (a * b).abs()).sum();
+                    let bound = (d as f64 + 1.0) * f64::EPSILON * mag;
+                    assert!(
+                        (got[i] - want).abs() <= bound,
+                        "fractions, n {n}, d {d}, row {i}"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn gemm_matches_naive_products() {
         let x = RowMatrix::from_rows(&[[1.0, 2.0, 3.0], [-1.0, 0.5, 2.0]]);

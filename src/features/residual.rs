@@ -79,26 +79,44 @@ fn rows_avx2(x: MatrixView<'_>, z: &BinaryMatrix, a: &RowMatrix, s: usize, e: us
     rows_body(x, z, a, s, e, row_portable)
 }
 
-/// One row's ‖x − p‖² (module documentation), lane sums in an array.
+/// One row's ‖x − p‖² (module documentation), lane sums in an array: whole groups of eight
+/// columns as fixed-size arrays (which the compiler keeps in vector registers), then the
+/// last group.
 #[inline(always)]
 fn row_portable(x: &[f64], on: &[usize], a: &RowMatrix) -> f64 {
     let d = x.len();
     let mut acc = [0.0; LANES];
+    let full = d / LANES * LANES;
+    let group =
+        |v: &[f64], j: usize| -> [f64; LANES] { v[j..j + LANES].try_into().expect("eight values") };
     let mut j = 0;
-    while j < d {
-        let w = LANES.min(d - j);
+    while j < full {
         let mut p = [0.0; LANES];
         for &k in on {
-            let r = &a.row(k)[j..j + w];
-            for l in 0..w {
+            let r = group(a.row(k), j);
+            for l in 0..LANES {
                 p[l] += r[l];
+            }
+        }
+        let xs = group(x, j);
+        for l in 0..LANES {
+            let e = xs[l] - p[l];
+            acc[l] += e * e;
+        }
+        j += LANES;
+    }
+    if j < d {
+        let w = d - j;
+        let mut p = [0.0; LANES];
+        for &k in on {
+            for (pl, al) in p.iter_mut().zip(&a.row(k)[j..]) {
+                *pl += al;
             }
         }
         for l in 0..w {
             let e = x[j + l] - p[l];
             acc[l] += e * e;
         }
-        j += LANES;
     }
     reduce(acc)
 }
